@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Build a minimal qemu-system-x86_64 (x86_64-softmmu, KVM, vhost-kernel) from
+# Debian's QEMU source with the project's qemu/ series applied.
+#
+# Usage: scripts/build-qemu.sh [--print-path]
+#   --print-path   print the binary's path (building it first if needed)
+#
+# The result is cached in $SQCQ_CACHE/qemu-<hash>, the hash covering the
+# source version, the series and this script, so a second run takes seconds.
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+print=0
+case "${1:-}" in
+--print-path) print=1 ;;
+-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+'') ;;
+*) die "unknown option '$1' (try --help)" ;;
+esac
+
+patches=$(grep -v '^#' "$SQCQ_TOP/qemu/series" | sed '/^$/d' || true)
+key=$( { echo "$SQCQ_QEMU_SRC_VERSION"; cat "$SQCQ_TOP/scripts/build-qemu.sh" "$SQCQ_TOP/qemu/series";
+	for p in $patches; do cat "$SQCQ_TOP/qemu/$p"; done; } | sha256sum | cut -c1-16)
+dir=$SQCQ_CACHE/qemu-$key
+bin=$dir/build/qemu-system-x86_64
+
+if [ -x "$bin" ] && [ -f "$dir/.done" ]; then
+	[ $print = 1 ] && echo "$bin" || log "qemu: cached $bin"
+	exit 0
+fi
+need_cmd apt-get dpkg-source ninja meson pkg-config patch
+mkdir -p "$SQCQ_CACHE"
+
+# 1. Debian's source, unpacked once per version.
+ver=$SQCQ_QEMU_SRC_VERSION
+srcdir=$SQCQ_CACHE/qemu-src-${ver//[:+~]/_}
+if [ ! -f "$srcdir/.done" ]; then
+	log "qemu: fetching Debian source qemu=$ver"
+	rm -rf "$srcdir"; mkdir -p "$srcdir"
+	(cd "$srcdir" && apt-get source -qq qemu="$ver") >"$srcdir.log" 2>&1 ||
+		die "apt-get source qemu=$ver failed (needs the deb-src entry 'make deps' adds; log: $srcdir.log)"
+	tree=$(find "$srcdir" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*' | head -1)
+	[ -n "$tree" ] && [ -f "$tree/configure" ] || die "no QEMU tree unpacked in $srcdir (log: $srcdir.log)"
+	mv "$tree" "$srcdir/tree"; touch "$srcdir/.done"
+fi
+
+# 2. Our series on a fresh copy.
+log "qemu: preparing $dir"
+rm -rf "$dir"; mkdir -p "$dir"
+cp -a "$srcdir/tree" "$dir/src"
+for p in $patches; do
+	patch -d "$dir/src" -p1 --batch --forward -s <"$SQCQ_TOP/qemu/$p" >"$dir/patch.log" 2>&1 ||
+		die "qemu patch $p does not apply to qemu $ver (log: $dir/patch.log)"
+done
+
+# 3. Minimal build.
+mkdir -p "$dir/build"
+log "qemu: configuring (log: $dir/build.log)"
+(cd "$dir/build" && ../src/configure --target-list=x86_64-softmmu --without-default-features \
+	--enable-kvm --enable-vhost-kernel --disable-docs --disable-werror \
+	--disable-install-blobs) >"$dir/build.log" 2>&1 ||
+	die "qemu configure failed: $(tail -3 "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
+log "qemu: building (a few minutes; log: $dir/build.log)"
+ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||
+	die "qemu build failed: $(grep -m3 'error' "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
+[ -x "$bin" ] || die "qemu build finished without $bin (log: $dir/build.log)"
+rm -rf "$dir/src/.git"
+touch "$dir/.done"
+[ $print = 1 ] && echo "$bin" || log "qemu: built $bin"

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Install every Debian package the project needs (idempotent).
+#
+# Usage: scripts/deps.sh [--check]
+#   --check   only report what is missing; install nothing (exit 1 if any)
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+case "${1:-}" in
+-h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+--check) check_only=1 ;;
+'') check_only=0 ;;
+*) die "unknown option '$1' (try --help)" ;;
+esac
+
+# Kernel the VMs boot and the modules are built for; its sources.
+pkgs_kernel="linux-image-$SQCQ_KVER linux-headers-$SQCQ_KVER $SQCQ_KSRC_PKG"
+# Host VM (L1) and what runs inside it: QEMU for L1 (TCG) and virtiofsd,
+# LIO configuration, D-Bus for targetcli-fb.
+pkgs_vm="qemu-system-x86 qemu-utils targetcli-fb python3-rtslib-fb dbus kmod procps util-linux"
+# Nested guest (L2) initramfs and the workload.
+pkgs_guest="busybox-static fio cpio xz-utils zstd"
+# Building our modules and QEMU 7.2 (minimal x86_64-softmmu).
+pkgs_build="build-essential dpkg-dev bc ninja-build meson pkg-config python3 python3-venv libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev flex bison"
+# Tests and report.
+pkgs_test="spin python3-matplotlib"
+
+all="$pkgs_kernel $pkgs_vm $pkgs_guest $pkgs_build $pkgs_test"
+
+missing=()
+for p in $all; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	log "deps: all ${all// /, } present"
+else
+	[ "$check_only" = 1 ] && die "missing packages: ${missing[*]} (run 'make deps')"
+	need_root "installing packages"
+	export DEBIAN_FRONTEND=noninteractive
+	log "deps: installing ${missing[*]}"
+	apt-get update -qq >/dev/null || die "apt-get update failed; check the Debian mirror in /etc/apt/sources.list*"
+	for p in "${missing[@]}"; do
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
+		[ -n "$cand" ] && [ "$cand" != "(none)" ] ||
+			die "package '$p' is not available from the configured Debian archive (apt-cache policy $p); the project needs it"
+	done
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >"${TMPDIR:-/tmp}/sqcq-apt.log" 2>&1 ||
+		die "apt-get install failed for: ${missing[*]} (log: ${TMPDIR:-/tmp}/sqcq-apt.log)"
+fi
+
+# 'apt-get source qemu' needs a deb-src entry for bookworm.
+if [ "$check_only" = 0 ] && ! grep -rqs '^deb-src .*bookworm\|^Types:.*deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	need_root "adding the deb-src entry"
+	cat >/etc/apt/sources.list.d/sqcq-deb-src.sources <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	log "deps: added deb-src entries (/etc/apt/sources.list.d/sqcq-deb-src.sources)"
+	apt-get update -qq >/dev/null || die "apt-get update failed after adding deb-src"
+fi
+
+# The modules must be built from the same upstream version as the headers.
+src_ver=$(dpkg-query -W -f='${Version}' "$SQCQ_KSRC_PKG" 2>/dev/null || true)
+case "$src_ver" in
+"$SQCQ_KSRC_UPSTREAM"-*) ;;
+*) die "$SQCQ_KSRC_PKG is version '$src_ver' but linux-image-$SQCQ_KVER is $SQCQ_KSRC_UPSTREAM: install matching versions (apt-get install $SQCQ_KSRC_PKG=$SQCQ_KSRC_UPSTREAM-*) or change scripts/versions.env" ;;
+esac
+log "deps: ok"

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Build the nested guest's initramfs from this machine's files: static
+# busybox, fio and the libraries it links, the kernel modules for a SCSI disk
+# on virtio (stock and the project's virtio_scsi.ko), and scripts/guest/init.
+#
+# Usage: scripts/guest/mkinitramfs.sh [--print-path]
+# Output: build/guest/initramfs.cpio.gz (rebuilt only when an input changed).
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+
+print=0
+case "${1:-}" in
+--print-path) print=1 ;;
+-h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+'') ;;
+*) die "unknown option '$1' (try --help)" ;;
+esac
+need_cmd cpio gzip xz ldd
+[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || die "static busybox missing: install busybox-static (make deps)"
+fio=$(command -v fio) || die "fio missing: install fio (make deps)"
+moddir=/lib/modules/$SQCQ_KVER
+[ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep missing: install linux-image-$SQCQ_KVER (make deps)"
+proj_ko=$SQCQ_BUILD/kmod/drivers/scsi/virtio_scsi.ko
+[ -f "$proj_ko" ] || die "$proj_ko missing: run 'make modules' first"
+
+out=$SQCQ_BUILD/guest/initramfs.cpio.gz
+key=$(cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$fio" /bin/busybox | sha256sum | cut -c1-16)
+if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
+	[ $print = 1 ] && echo "$out"
+	exit 0
+fi
+
+root=$SQCQ_BUILD/guest/root
+rm -rf "$root"; mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/stock,lib/sqcq,etc}
+cp /bin/busybox "$root/bin/busybox"
+install -m755 "$SQCQ_TOP/scripts/guest/init" "$root/init"
+# fio and its shared libraries, at the paths the loader expects.
+cp "$fio" "$root/bin/fio"
+ldd "$fio" | awk '/=> \// {print $3} /^\t\/lib|^\t\/usr/ {print $1}' | while read -r lib; do
+	install -D "$(readlink -f "$lib")" "$root$lib"
+done
+# Modules for virtio_scsi and what it depends on, decompressed (busybox
+# insmod cannot read .ko.xz), in dependency order in lib/deps.
+deps_of() { # module name -> its path and those of its dependencies, deepest first
+	local path; path=$(awk -F: -v m="/$1.ko" 'index($1, m) {print $0; exit}' "$moddir/modules.dep")
+	[ -n "$path" ] || die "module $1 not in $moddir/modules.dep"
+	local d
+	for d in ${path#*:}; do deps_of "$(basename "$d" | sed 's/\.ko.*//')"; done
+	echo "${path%%:*}"
+}
+: >"$root/lib/deps"
+for m in $( { deps_of virtio_scsi; deps_of sd_mod; } | awk '!seen[$0]++'); do
+	name=$(basename "$m" | sed 's/\.ko.*//')
+	case "$m" in
+	*.xz) xz -dc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;
+	*.zst) zstd -qdc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;
+	*) cp "$moddir/$m" "$root/lib/stock/$name.ko" ;;
+	esac
+	[ "$name" = virtio_scsi ] || echo "$name" >>"$root/lib/deps"
+done
+cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
+mv "$out.tmp" "$out"; echo "$key" >"$out.key"
+[ $print = 1 ] && echo "$out" || log "guest initramfs: $out ($(du -h "$out" | cut -f1))"

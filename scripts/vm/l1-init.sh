@@ -1,0 +1,47 @@
+#!/bin/bash
+# PID 1 of the host VM (L1).  Booted by scripts/vm/host-vm.sh with this
+# machine's root filesystem shared read-only over virtiofs; the results
+# directory is a second, writable virtiofs share (tag "out").
+#
+# Kernel command line: sqcq_plan=<plan.json> (absolute path on the shared
+# root).  Runs scripts/host/run_plan.py on it, saves dmesg, powers off.
+# Never exits: PID 1 exiting panics the kernel.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH HOME=/tmp LANG=C.UTF-8
+
+halt() {
+	sync
+	echo o >/proc/sysrq-trigger
+	sleep 30
+}
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/lib/dbus /var/lock; do
+	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
+done
+mkdir -p /run/lock /run/dbus /run/sqcq-out
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+modprobe configfs && mount -t configfs configfs /sys/kernel/config
+
+if ! mount -t virtiofs out /run/sqcq-out; then
+	echo "SQCQ-L1: cannot mount the results share (virtiofs tag 'out')"
+	halt
+fi
+out=/run/sqcq-out
+plan=$(sed -n 's/.*sqcq_plan=\([^ ]*\).*/\1/p' /proc/cmdline)
+echo "SQCQ-L1: up after $(cut -d' ' -f1 /proc/uptime)s; plan $plan"
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+hostname sqcq-l1
+python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
+rc=$?
+echo "$rc" >"$out/l1-rc"
+dmesg >"$out/l1-dmesg.txt"
+echo "SQCQ-L1: run_plan exited $rc"
+halt
