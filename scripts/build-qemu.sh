@@ -19,17 +19,23 @@ case "${1:-}" in
 esac
 
 patches=$(grep -v '^#' "$SQCQ_TOP/qemu/series" | sed '/^$/d' || true)
-key=$( { echo "$SQCQ_QEMU_SRC_VERSION"; cat "$SQCQ_TOP/scripts/build-qemu.sh" "$SQCQ_TOP/qemu/series";
+# What the binary depends on: the source version, the configure flags and
+# the series.  (Editing this script otherwise does not force a rebuild.)
+configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-kvm --enable-vhost-kernel --disable-docs --disable-werror --disable-install-blobs"
+key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat "$SQCQ_TOP/qemu/series";
 	for p in $patches; do cat "$SQCQ_TOP/qemu/$p"; done; } | sha256sum | cut -c1-16)
 dir=$SQCQ_CACHE/qemu-$key
 bin=$dir/build/qemu-system-x86_64
 
+mkdir -p "$SQCQ_CACHE"
+# One build at a time (a second caller waits, then finds it cached).
+exec 9>"$SQCQ_CACHE/qemu.lock"
+flock 9
 if [ -x "$bin" ] && [ -f "$dir/.done" ]; then
 	[ $print = 1 ] && echo "$bin" || log "qemu: cached $bin"
 	exit 0
 fi
 need_cmd apt-get dpkg-source ninja meson pkg-config patch
-mkdir -p "$SQCQ_CACHE"
 
 # 1. Debian's source, unpacked once per version.
 ver=$SQCQ_QEMU_SRC_VERSION
@@ -56,9 +62,8 @@ done
 # 3. Minimal build.
 mkdir -p "$dir/build"
 log "qemu: configuring (log: $dir/build.log)"
-(cd "$dir/build" && ../src/configure --target-list=x86_64-softmmu --without-default-features \
-	--enable-kvm --enable-vhost-kernel --disable-docs --disable-werror \
-	--disable-install-blobs) >"$dir/build.log" 2>&1 ||
+# shellcheck disable=SC2086
+(cd "$dir/build" && ../src/configure $configure_flags) >"$dir/build.log" 2>&1 ||
 	die "qemu configure failed: $(tail -3 "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
 log "qemu: building (a few minutes; log: $dir/build.log)"
 ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||

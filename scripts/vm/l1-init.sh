@@ -3,11 +3,10 @@
 # machine's root filesystem shared read-only over virtiofs; the results
 # directory is a second, writable virtiofs share (tag "out").
 #
-# Kernel command line: sqcq_plan=<plan.json> (absolute path on the shared
-# root).  Runs scripts/host/run_plan.py on it, saves dmesg, powers off.
+# The plan is OUTDIR/plan.json (host-vm.sh puts it there).  Runs scripts/host/run_plan.py on it, saves dmesg, powers off.
 # Never exits: PID 1 exiting panics the kernel.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
-export PATH HOME=/tmp LANG=C.UTF-8
+export PATH LANG=C.UTF-8
 
 halt() {
 	sync
@@ -21,10 +20,16 @@ mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-for d in /tmp /run /var/tmp /var/lib/dbus /var/lock; do
+top=$(cd "$(dirname "$0")/../.." && pwd)
+mount -t tmpfs tmpfs /run
+# Writable scratch space, except where the project itself lives (a checkout
+# under /tmp must stay visible).
+for d in /tmp /var/tmp /var/lib/dbus /var/lock; do
+	case "$top/" in "$d"/*) continue ;; esac
 	[ -d "$d" ] && mount -t tmpfs tmpfs "$d"
 done
-mkdir -p /run/lock /run/dbus /run/sqcq-out
+mkdir -p /run/lock /run/dbus /run/sqcq-out /run/tmp
+export TMPDIR=/run/tmp HOME=/run/tmp
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 modprobe configfs && mount -t configfs configfs /sys/kernel/config
@@ -34,10 +39,9 @@ if ! mount -t virtiofs out /run/sqcq-out; then
 	halt
 fi
 out=/run/sqcq-out
-plan=$(sed -n 's/.*sqcq_plan=\([^ ]*\).*/\1/p' /proc/cmdline)
+plan=$out/plan.json
 echo "SQCQ-L1: up after $(cut -d' ' -f1 /proc/uptime)s; plan $plan"
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
 hostname sqcq-l1
 python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
 rc=$?

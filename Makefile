@@ -1,0 +1,41 @@
+# SQ/CQ doorbell polling for vhost-scsi: top-level entry points.
+#
+#   make matrix     the main job: fio matrix on nested VMs, table at the end
+#   make test       the tests (TAP); both install what they need first
+#
+#   make deps       Debian packages (root)
+#   make modules    vhost_scsi.ko + virtio_scsi.ko, out of tree (KDIR=, KSRC=)
+#   make qemu       minimal QEMU 7.2 with the qemu/ series (cached)
+#   make check      tests that need no VM
+#   make clean      remove build/ (caches in $(SQCQ_CACHE) stay)
+
+include scripts/versions.env
+SQCQ_CACHE ?= /var/cache/sqcq
+export SQCQ_CACHE
+
+.PHONY: all deps modules qemu initramfs test check matrix clean
+all: modules
+
+deps:
+	scripts/deps.sh
+
+modules:
+	scripts/build-modules.sh
+
+qemu:
+	scripts/build-qemu.sh
+
+initramfs: modules
+	scripts/guest/mkinitramfs.sh
+
+test: deps
+	tests/run.sh $(TESTS)
+
+check:
+	tests/run.sh --unit
+
+matrix: deps
+	scripts/matrix.py $(MATRIX_ARGS)
+
+clean:
+	rm -rf build

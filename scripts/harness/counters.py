@@ -1,0 +1,156 @@
+"""Per-I/O counters measured by the hypervisor and the guest kernel.
+
+Pure parsing and arithmetic live here (unit-tested without VMs); the code that
+reads /sys and tracefs is in KvmCounters and only runs on the host role.
+"""
+import os
+import re
+
+# Exit codes that matter for notification accounting, by vendor.
+# AMD SVM (arch/x86/include/uapi/asm/svm.h) and Intel VMX basic exit reasons.
+SVM_EXITS = {0x400: "NPF", 0x78: "HLT", 0x60: "INTR", 0x7c: "MSR", 0x64: "VINTR",
+             0x61: "NMI", 0x72: "CPUID", 0x77: "PAUSE", 0x7b: "IOIO",
+             0x81: "VMMCALL", 0x6e: "RDTSC", 0x401: "AVIC_INCOMPLETE_IPI",
+             0x402: "AVIC_UNACCELERATED_ACCESS", 0x403: "VMGEXIT"}
+VMX_EXITS = {0: "EXCEPTION_NMI", 1: "EXTERNAL_INTERRUPT", 7: "INTERRUPT_WINDOW",
+             10: "CPUID", 12: "HLT", 30: "IO_INSTRUCTION", 31: "MSR_READ",
+             32: "MSR_WRITE", 40: "PAUSE", 44: "APIC_ACCESS", 45: "EOI_INDUCED",
+             48: "EPT_VIOLATION", 49: "EPT_MISCONFIG", 52: "PREEMPTION_TIMER",
+             56: "APIC_WRITE"}
+# A virtio-pci kick is a guest write to the notify BAR: an MMIO exit.  On
+# AMD it is a nested page fault (NPF); on Intel an EPT misconfiguration
+# (KVM's fast-MMIO path) or violation.  Nothing else does MMIO while a fio
+# cell is being measured (the control channel is silent then).
+NOTIFY_EXITS = {"svm": {"NPF"}, "vmx": {"EPT_MISCONFIG", "EPT_VIOLATION"}}
+HLT_EXITS = {"svm": {"HLT"}, "vmx": {"HLT"}}
+
+_HIST_RE = re.compile(r"\{\s*exit_reason:\s*(\d+)\s*\}\s*hitcount:\s*(\d+)")
+
+
+def parse_exit_hist(text, vendor):
+    """tracefs kvm_exit histogram (keys=exit_reason) -> {name: count}."""
+    names = SVM_EXITS if vendor == "svm" else VMX_EXITS
+    out = {}
+    for code, hits in _HIST_RE.findall(text):
+        code = int(code)
+        name = names.get(code, f"0x{code:x}")
+        out[name] = out.get(name, 0) + int(hits)
+    return out
+
+
+def parse_hist_hits(text):
+    """Total hits of any tracefs histogram (its 'Hits:' totals line)."""
+    m = re.search(r"^\s*Hits:\s*(\d+)", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def parse_interrupts(text):
+    """/proc/interrupts -> {name: count summed over CPUs} for MSI/virtio lines."""
+    lines = text.splitlines()
+    if not lines:
+        return {}
+    ncpu = len(lines[0].split())
+    out = {}
+    for line in lines[1:]:
+        parts = line.split()
+        if not parts or not parts[0].rstrip(":").isdigit():
+            continue
+        counts = parts[1:1 + ncpu]
+        if not all(c.isdigit() for c in counts):
+            continue
+        name = parts[-1]
+        out[name] = out.get(name, 0) + sum(int(c) for c in counts)
+    return out
+
+
+def diff(after, before):
+    return {k: after.get(k, 0) - before.get(k, 0) for k in set(after) | set(before)}
+
+
+def fio_totals(fio_json):
+    """fio JSON -> (ios, iops, bw_kib) summed over all jobs and directions."""
+    ios = iops = bw = 0
+    for job in fio_json.get("jobs", []):
+        for d in ("read", "write"):
+            s = job.get(d, {})
+            ios += s.get("total_ios", 0)
+            iops += s.get("iops", 0.0)
+            bw += s.get("bw", 0)
+    return ios, iops, bw
+
+
+def per_io(kvm, irqs, ios, vendor):
+    """Per-I/O figures from counter deltas.
+
+    kvm: {"stats": debugfs deltas, "exits": by-reason deltas, "fast_mmio": n}
+    irqs: guest interrupt deltas by name
+    """
+    if ios <= 0:
+        return {}
+    by = kvm.get("exits", {})
+    stats = kvm.get("stats", {})
+    # The kvm_fast_mmio event fires on the same exit as the NPF/EPT exit
+    # that carried the kick, so it is reported beside, never added.
+    notify = sum(v for k, v in by.items() if k in NOTIFY_EXITS[vendor])
+    req_irqs = sum(v for k, v in irqs.items() if k.endswith("-request"))
+    return {
+        "exits": stats.get("exits", 0) / ios,
+        "kicks": notify / ios,
+        "irq_injections": stats.get("irq_injections", 0) / ios,
+        "halt_exits": stats.get("halt_exits", 0) / ios,
+        "guest_irqs": req_irqs / ios,
+        "fast_mmio": kvm.get("fast_mmio", 0) / ios,
+        "exits_by_reason": {k: v / ios for k, v in sorted(by.items())},
+    }
+
+
+class KvmCounters:
+    """Snapshots of the host KVM's statistics around a measured interval."""
+
+    DEBUGFS = "/sys/kernel/debug/kvm"
+    TRACEFS = "/sys/kernel/tracing/events/kvm"
+    EXIT_TRIGGER = "hist:keys=exit_reason:sort=hitcount:size=256"
+    MMIO_TRIGGER = "hist:keys=common_pid"
+
+    def __init__(self):
+        if not os.path.isdir(self.DEBUGFS):
+            raise RuntimeError(f"{self.DEBUGFS} missing: mount debugfs and load kvm")
+        self.vendor = "svm" if os.path.isdir("/sys/module/kvm_amd") else "vmx"
+        self.tracing = os.path.isfile(f"{self.TRACEFS}/kvm_exit/trigger")
+        self._before = None
+
+    def _stats(self):
+        out = {}
+        for name in os.listdir(self.DEBUGFS):
+            p = os.path.join(self.DEBUGFS, name)
+            if os.path.isfile(p):
+                try:
+                    with open(p) as f:
+                        out[name] = int(f.read().strip())
+                except (OSError, ValueError):
+                    pass
+        return out
+
+    def _trigger(self, event, spec):
+        with open(f"{self.TRACEFS}/{event}/trigger", "w") as f:
+            f.write(spec)
+
+    def _hist(self, event):
+        with open(f"{self.TRACEFS}/{event}/hist") as f:
+            return f.read()
+
+    def begin(self):
+        if self.tracing:
+            self._trigger("kvm_exit", self.EXIT_TRIGGER)
+            self._trigger("kvm_fast_mmio", self.MMIO_TRIGGER)
+        self._before = self._stats()
+
+    def end(self):
+        stats = diff(self._stats(), self._before)
+        res = {"stats": stats, "exits": {}, "fast_mmio": 0, "vendor": self.vendor}
+        if self.tracing:
+            res["exits"] = parse_exit_hist(self._hist("kvm_exit"), self.vendor)
+            res["fast_mmio"] = parse_hist_hits(self._hist("kvm_fast_mmio"))
+            self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
+            self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
+        return res

@@ -1,0 +1,148 @@
+"""The nested guest (L2): its QEMU process and the command channel to it.
+
+The guest's init (scripts/guest/init) serves commands on a virtio-serial
+port; see that file for the protocol.
+"""
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+
+class GuestError(Exception):
+    pass
+
+
+class Guest:
+    def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
+                 device="", cmdline="", boot_timeout=180, cpu="host"):
+        self.name = name
+        self.outdir = outdir
+        self.boot_timeout = boot_timeout
+        self.sock_path = os.path.join(tempfile.gettempdir(), f"sqcq-{name}-{os.getpid()}.sock")
+        self.console = os.path.join(outdir, "guest-console.log")
+        self.qemu_log = os.path.join(outdir, "qemu.log")
+        self.argv = [
+            qemu, "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
+            "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none", "-no-reboot",
+            "-serial", f"file:{self.console}",
+            "-kernel", kernel, "-initrd", initrd,
+            "-append", f"console=ttyS0 loglevel=4 panic=-1 {cmdline}".strip(),
+            "-chardev", f"socket,id=ctl,path={self.sock_path},server=on,wait=on",
+            "-device", "virtio-serial-pci",
+            "-device", "virtserialport,chardev=ctl,name=sqcq.ctl",
+        ]
+        if device:
+            self.argv += ["-device", device]
+        self.proc = None
+        self.sock = None
+        self.buf = b""
+        self.seq = 0
+
+    def _log(self, msg):
+        with open(os.path.join(self.outdir, "channel.log"), "a") as f:
+            f.write(f"{time.strftime('%H:%M:%S')} {msg}\n")
+
+    def start(self):
+        with open(os.path.join(self.outdir, "qemu-cmdline.txt"), "w") as f:
+            f.write(" ".join(self.argv) + "\n")
+        self.proc = subprocess.Popen(self.argv, stdout=open(self.qemu_log, "w"),
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while True:
+            if self.proc.poll() is not None:
+                raise GuestError(f"QEMU exited with {self.proc.returncode} before the guest booted: "
+                                 f"{self._tail(self.qemu_log)} (log: {self.qemu_log})")
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(self.sock_path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.time() > deadline:
+                    raise GuestError(f"QEMU never opened its control socket (log: {self.qemu_log})")
+                time.sleep(0.2)
+        line = self._readline(self.boot_timeout, "boot")
+        if line != "@@READY":
+            raise GuestError(f"unexpected first line from guest: {line!r}")
+
+    @staticmethod
+    def _tail(path, n=300):
+        try:
+            with open(path, errors="replace") as f:
+                return " ".join(f.read()[-n:].split())
+        except OSError:
+            return ""
+
+    def _readline(self, timeout, what):
+        deadline = time.time() + timeout
+        while b"\n" not in self.buf:
+            left = deadline - time.time()
+            if left <= 0:
+                raise GuestError(f"guest did not answer within {timeout}s ({what}); "
+                                 f"console tail: {self._tail(self.console)} (log: {self.console})")
+            if self.proc.poll() is not None:
+                raise GuestError(f"QEMU exited with {self.proc.returncode} during {what}: "
+                                 f"{self._tail(self.qemu_log)} (logs: {self.qemu_log}, {self.console})")
+            self.sock.settimeout(min(left, 1.0))
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if not data:
+                raise GuestError(f"control channel closed during {what} (log: {self.console})")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode(errors="replace").strip()
+
+    def _send(self, text):
+        self.sock.sendall(text.encode() + b"\n")
+
+    def cmd(self, command, timeout=60):
+        """Run a shell command in the guest; return its exit code (output kept there)."""
+        if "\n" in command:
+            raise ValueError("guest commands are single lines")
+        self.seq += 1
+        cid = self.seq
+        self._log(f"CMD {cid} {command}")
+        self._send(f"CMD {cid} {command}")
+        while True:
+            line = self._readline(timeout, f"command {command[:60]!r}")
+            if line.startswith(f"@@RC {cid} "):
+                rc = int(line.split()[2])
+                self._log(f"RC {cid} {rc}")
+                return cid, rc
+
+    def output(self, cid, timeout=60):
+        self._send(f"GET {cid}")
+        while self._readline(timeout, "output") != f"@@OUT {cid}":
+            pass
+        lines = []
+        while True:
+            line = self._readline(timeout, "output")
+            if line == f"@@END {cid}":
+                return "\n".join(lines).rstrip("\n") + "\n"
+            lines.append(line)
+
+    def run(self, command, timeout=60):
+        cid, rc = self.cmd(command, timeout)
+        return rc, self.output(cid)
+
+    def stop(self, timeout=60):
+        if self.proc is None:
+            return
+        try:
+            if self.sock and self.proc.poll() is None:
+                self._send("OFF")
+            self.proc.wait(timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            self.kill()
+        finally:
+            if self.sock:
+                self.sock.close()
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)

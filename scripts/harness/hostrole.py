@@ -1,0 +1,252 @@
+"""The host role: everything that runs where vhost-scsi runs.
+
+Here that is the host VM (L1); on real hardware it is the machine itself.
+Loads the modules, configures LIO with targetcli-fb, runs the nested guests
+of a plan one after another, measures each fio step with the hypervisor's
+counters, and writes the results under the output directory.
+"""
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+
+from . import counters
+from .guest import Guest, GuestError
+
+WWPN = "naa.5001405000000001"
+
+
+class HostError(Exception):
+    pass
+
+
+class Host:
+    def __init__(self, plan, out, role):
+        self.plan = plan
+        self.out = out
+        self.role = role
+        self.log_path = os.path.join(out, "host-commands.log")
+
+    def sh(self, cmd, timeout=120, check=True):
+        with open(self.log_path, "a") as log:
+            log.write(f"$ {cmd}\n")
+            log.flush()
+            try:
+                p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=timeout, text=True)
+            except subprocess.TimeoutExpired:
+                log.write(f"(timed out after {timeout}s)\n")
+                raise HostError(f"'{cmd}' timed out after {timeout}s")
+            log.write(p.stdout)
+            log.write(f"(exit {p.returncode})\n")
+        if check and p.returncode != 0:
+            raise HostError(f"'{cmd}' failed ({p.returncode}): {' '.join(p.stdout.split())[:300]}")
+        return p
+
+    # -- modules ---------------------------------------------------------
+    def load_modules(self):
+        h = self.plan["host"]
+        if self.role == "vm":
+            self.sh("modprobe kvm_amd nested=1")
+        elif not os.path.exists("/dev/kvm"):
+            raise HostError("/dev/kvm missing: load kvm_intel or kvm_amd on this host")
+        self.sh("modprobe -a vhost target_core_mod target_core_file target_core_iblock")
+        if os.path.isdir("/sys/module/vhost_scsi"):
+            self.sh("rmmod vhost_scsi", check=False)
+            if os.path.isdir("/sys/module/vhost_scsi"):
+                raise HostError("vhost_scsi is loaded and in use; stop its users first")
+        if h.get("vhost_scsi", "project") == "project":
+            self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {h.get('vhost_scsi_params', '')}")
+        else:
+            self.sh(f"modprobe vhost_scsi {h.get('vhost_scsi_params', '')}")
+
+    def unload_modules(self):
+        """rmmod vhost_scsi once QEMU is gone: must succeed (no leaked refs).
+
+        The fabric's configfs directory pins the module; LIO teardown
+        (clearconfig) leaves it, so it goes first.
+        """
+        if os.path.isdir("/sys/kernel/config/target/vhost"):
+            self.sh("rmdir /sys/kernel/config/target/vhost", check=False)
+        p = self.sh("rmmod vhost_scsi", check=False, timeout=60)
+        return p.returncode == 0, p.stdout.strip()
+
+    # -- LIO ---------------------------------------------------------------
+    def targetcli(self, *cmds):
+        for c in cmds:
+            self.sh(f"targetcli {c}", timeout=120)
+
+    def setup_lio(self):
+        lio = self.plan["lio"]
+        size = int(lio.get("size_mb", 1024))
+        os.makedirs("/run/dbus", exist_ok=True)
+        if not os.path.exists("/run/dbus/system_bus_socket"):
+            self.sh("dbus-daemon --system --fork --nopidfile")
+        os.environ.setdefault("HOME", tempfile.gettempdir())
+        self.targetcli("set global auto_save_on_exit=false")
+        kind = lio.get("backstore", "fileio")
+        if kind == "fileio":
+            img = lio.get("file", os.path.join(tempfile.gettempdir(), "sqcq-disk0.img"))
+            self.targetcli(f"/backstores/fileio create name=disk0 file_or_dev={img} size={size}M")
+            bs = "/backstores/fileio/disk0"
+        elif kind == "rd_mcp":
+            self.targetcli(f"/backstores/ramdisk create name=disk0 size={size}M")
+            bs = "/backstores/ramdisk/disk0"
+        elif kind == "null_blk":
+            self.sh(f"modprobe null_blk nr_devices=1 gb={max(1, size // 1024)} queue_mode=2 irqmode=0")
+            self.targetcli("/backstores/block create name=disk0 dev=/dev/nullb0")
+            bs = "/backstores/block/disk0"
+        else:
+            raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
+        self.backstore_dev = {"fileio": lio.get("file", os.path.join(tempfile.gettempdir(), "sqcq-disk0.img")),
+                              "null_blk": "/dev/nullb0"}.get(kind)
+        self.targetcli(f"/vhost create {WWPN}", f"/vhost/{WWPN}/tpg1/luns create {bs}")
+        self.sh("ls /sys/kernel/config/target/vhost")
+
+    def teardown_lio(self):
+        self.sh("targetcli clearconfig confirm=True", check=False)
+
+
+def run_steps(host, g, gdir, guest_plan, counter_src):
+    results = []
+    for step in guest_plan["steps"]:
+        name = step["name"]
+        res = {"guest": guest_plan["name"], "step": name, "ok": False}
+        t0 = time.time()
+        try:
+            if step["type"] == "sh":
+                rc, text = g.run(step["cmd"], timeout=step.get("timeout", 120))
+                res["rc"] = rc
+                res["output"] = text[-4000:]
+                exp = step.get("expect_rc", 0)
+                res["ok"] = rc == exp if exp != "nonzero" else rc != 0
+                if not res["ok"]:
+                    res["error"] = f"'{step['cmd']}' exited {rc}, expected {exp}: {' '.join(text.split())[-300:]}"
+            elif step["type"] == "fio":
+                res.update(run_fio(g, gdir, step, counter_src))
+            else:
+                raise HostError(f"unknown step type {step['type']}")
+        except (GuestError, HostError, ValueError, OSError) as e:
+            res["error"] = str(e)
+            results.append(res)
+            res["seconds"] = round(time.time() - t0, 1)
+            raise StepAbort(results)
+        res["seconds"] = round(time.time() - t0, 1)
+        results.append(res)
+    return results
+
+
+class StepAbort(Exception):
+    def __init__(self, results):
+        super().__init__("guest session aborted")
+        self.results = results
+
+
+def run_fio(g, gdir, step, counter_src):
+    name = step["name"]
+    timeout = step.get("timeout", 300)
+    jpath = f"/tmp/fio-{name}.json"
+    args = " ".join(shlex.quote(a) for a in step["args"])
+    res = {}
+    measure = step.get("measure", False) and counter_src is not None
+    if measure:
+        rc, irq0 = g.run("cat /proc/interrupts")
+        counter_src.begin()
+    cid, rc = g.cmd(f"fio --output-format=json --output={jpath} {args}", timeout)
+    if measure:
+        kvm = counter_src.end()
+        _, irq1 = g.run("cat /proc/interrupts")
+    _, ftext = g.run(f"cat {jpath}")
+    _, log = g.run(f"cat /tmp/o.{cid}")
+    with open(os.path.join(gdir, f"{name}.fio.json"), "w") as f:
+        f.write(ftext)
+    with open(os.path.join(gdir, f"{name}.fio.log"), "w") as f:
+        f.write(log)
+    res["rc"] = rc
+    try:
+        fj = json.loads(ftext[ftext.index("{"):])
+    except ValueError:
+        fj = None
+    exp = step.get("expect_rc", 0)
+    ok_rc = rc == exp if exp != "nonzero" else rc != 0
+    if fj is None:
+        res["error"] = f"fio produced no JSON (rc {rc}): {' '.join(log.split())[-300:]}"
+        res["ok"] = exp == "nonzero" and rc != 0
+        return res
+    ios, iops, bw = counters.fio_totals(fj)
+    errs = sum(j.get("error", 0) != 0 for j in fj.get("jobs", []))
+    res.update(ios=ios, iops=round(iops, 1), bw_kib=bw, fio_job_errors=errs)
+    if measure:
+        irqs = counters.diff(counters.parse_interrupts(irq1), counters.parse_interrupts(irq0))
+        res["counters"] = {"kvm": kvm, "guest_irqs": {k: v for k, v in irqs.items() if v}}
+        res["per_io"] = counters.per_io(kvm, irqs, ios, kvm["vendor"])
+    res["ok"] = ok_rc and (errs == 0 or exp == "nonzero")
+    if not res["ok"]:
+        res["error"] = f"fio exited {rc} (expected {exp}), {errs} job errors: {' '.join(log.split())[-300:]}"
+    return res
+
+
+def guest_cpu(role):
+    """CPU model of the nested guest.
+
+    In the host VM, KVM runs on TCG's '-cpu max', and the XSAVE leaf it
+    passes on is inconsistent: the nested kernel warns at boot ("XSAVE
+    consistency problem", fpu__init_system_xstate) and, with AVX hidden too,
+    breaks signal frames.  Hiding XSAVE (FXSAVE only) and PKU gives a clean
+    guest.  Real hosts pass the CPU through as is.
+    """
+    return "host,pku=off,xsave=off" if role == "vm" else "host"
+
+
+def run_plan(plan, out, role):
+    os.makedirs(out, exist_ok=True)
+    host = Host(plan, out, role)
+    summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
+    counter_src = None
+    try:
+        host.load_modules()
+        host.setup_lio()
+        try:
+            counter_src = counters.KvmCounters()
+        except RuntimeError as e:
+            summary["host"]["counters_error"] = str(e)
+        for gp in plan["guests"]:
+            gdir = os.path.join(out, gp["name"])
+            os.makedirs(gdir, exist_ok=True)
+            dev = f"vhost-scsi-pci,wwpn={WWPN},num_queues={gp.get('num_queues', 1)}"
+            if gp.get("device_props"):
+                dev += "," + gp["device_props"]
+            g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
+                      smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
+                      boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role))
+            t0 = time.time()
+            try:
+                g.start()
+                summary["steps"] += [{"guest": gp["name"], "step": "boot", "ok": True,
+                                      "seconds": round(time.time() - t0, 1)}]
+                summary["steps"] += run_steps(host, g, gdir, gp, counter_src)
+            except GuestError as e:
+                summary["steps"].append({"guest": gp["name"], "step": "boot", "ok": False,
+                                         "error": str(e)})
+            except StepAbort as e:
+                summary["steps"] += e.results
+            finally:
+                try:
+                    _, dm = g.run("dmesg", timeout=30)
+                    with open(os.path.join(gdir, "guest-dmesg.txt"), "w") as f:
+                        f.write(dm)
+                except (GuestError, OSError, AttributeError):
+                    pass
+                g.stop()
+        host.teardown_lio()
+        ok, msg = host.unload_modules()
+        summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
+                                 **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
+    except HostError as e:
+        summary["host"]["error"] = str(e)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    failed = "error" in summary["host"] or not all(s["ok"] for s in summary["steps"])
+    return 1 if failed else 0

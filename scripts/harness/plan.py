@@ -1,0 +1,103 @@
+"""Build plans (the JSON that scripts/host/run_plan.py executes).
+
+A plan names the host module, the LIO backstore, and a list of nested
+guests, each with its mode's setup and a list of steps (fio or shell).
+"""
+import json
+import os
+import subprocess
+import tomllib
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DISK = "/dev/sda"
+
+
+def load_modes(path=os.path.join(TOP, "bench", "modes.toml")):
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def build_paths():
+    """Build (or reuse) QEMU, the modules and the guest initramfs; return paths."""
+    def out(cmd):
+        return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
+    kver = versions()["SQCQ_KVER"]
+    subprocess.run([os.path.join(TOP, "scripts", "build-modules.sh")], check=True)
+    return {
+        "qemu": out([os.path.join(TOP, "scripts", "build-qemu.sh"), "--print-path"]),
+        "initrd": out([os.path.join(TOP, "scripts", "guest", "mkinitramfs.sh"), "--print-path"]),
+        "kernel": f"/boot/vmlinuz-{kver}",
+        "vhost_scsi_ko": os.path.join(os.environ.get("SQCQ_BUILD", os.path.join(TOP, "build")),
+                                      "kmod", "drivers", "vhost", "vhost_scsi.ko"),
+    }
+
+
+def versions():
+    v = {}
+    with open(os.path.join(TOP, "scripts", "versions.env")) as f:
+        for line in f:
+            if "=" in line and not line.startswith("#"):
+                k, val = line.strip().split("=", 1)
+                v[k] = val
+    return v
+
+
+def new_plan(name, paths, backstore="fileio", size_mb=1024, host_module="project"):
+    return {
+        "name": name,
+        "qemu": paths["qemu"], "kernel": paths["kernel"], "initrd": paths["initrd"],
+        "host": {"vhost_scsi": host_module, "vhost_scsi_ko": paths["vhost_scsi_ko"]},
+        "lio": {"backstore": backstore, "size_mb": size_mb},
+        "guests": [],
+    }
+
+
+def guest(name, mode, modes, steps, guest_module="project"):
+    """A guest set up for a mode: its module load and disk wait come first."""
+    m = modes["modes"][mode]
+    g = modes["guest"]
+    ko = "/lib/sqcq/virtio_scsi.ko" if guest_module == "project" else "/lib/stock/virtio_scsi.ko"
+    params = f"virtscsi_poll_queues={m['poll_queues']}" if m.get("poll_queues") else ""
+    props = "sqcq_poll=on" if m.get("sqcq_poll") else ""
+    setup = [
+        {"name": "load-virtio_scsi", "type": "sh",
+         "cmd": f"for m in $(cat /lib/deps); do insmod /lib/stock/$m.ko || exit 1; done; insmod {ko} {params}"},
+        {"name": "wait-disk", "type": "sh", "timeout": 60,
+         "cmd": f"for i in $(seq 300); do [ -b {DISK} ] && exit 0; sleep 0.1; done; "
+                f"echo 'no {DISK} after 30s'; cat /proc/partitions; exit 1"},
+    ]
+    return {"name": name, "mode": mode, "smp": g["smp"], "num_queues": g["num_queues"],
+            "mem_mb": g["mem_mb"], "device_props": props, "steps": setup + steps}
+
+
+def fio_args(mode, modes, rw, bs="4k", iodepth=1, numjobs=1, runtime=10, size="512M", extra=()):
+    m = modes["modes"][mode]
+    a = [f"--name={rw}", f"--filename={DISK}", "--direct=1", f"--rw={rw}", f"--bs={bs}",
+         f"--iodepth={iodepth}", f"--numjobs={numjobs}", f"--ioengine={m['ioengine']}",
+         f"--size={size}", "--group_reporting"]
+    if runtime:
+        a += [f"--runtime={runtime}", "--time_based"]
+    if m.get("hipri"):
+        a.append("--hipri")
+    return a + list(extra)
+
+
+def verify_steps(mode, modes, size="128M"):
+    """Write with crc32c checksums and verify; re-verify from a second pass;
+    then prove verification can fail by corrupting one block."""
+    base = fio_args(mode, modes, "write", bs="4k", iodepth=16, runtime=0, size=size,
+                    extra=["--verify=crc32c", "--verify_fatal=1", "--bsrange=4k-64k"])
+    base = [a for a in base if not a.startswith("--bs=")]
+    return [
+        {"name": "verify-write", "type": "fio", "args": base, "timeout": 600},
+        {"name": "verify-reread", "type": "fio", "args": base + ["--verify_only"], "timeout": 600},
+        {"name": "corrupt-one-block", "type": "sh",
+         "cmd": f"dd if=/dev/urandom of={DISK} bs=4k seek=256 count=1 conv=notrunc,fsync 2>&1"},
+        {"name": "verify-detects-corruption", "type": "fio", "args": base + ["--verify_only"],
+         "timeout": 600, "expect_rc": "nonzero"},
+    ]
+
+
+def write(plan, path):
+    with open(path, "w") as f:
+        json.dump(plan, f, indent=1)

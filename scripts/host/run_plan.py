@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Run a plan (JSON) on the host role: modules, LIO, nested guests, fio.
+
+Usage: run_plan.py [--role vm|local] PLAN.json OUTDIR
+
+Runs inside the host VM (booted by scripts/vm/host-vm.sh) or, on a real
+KVM host, directly (scripts/run-plan.sh picks).  Writes OUTDIR/summary.json
+and per-guest fio JSON and logs; exits non-zero if any step failed.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness.hostrole import run_plan  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--role", choices=["vm", "local"], default="local")
+    ap.add_argument("plan")
+    ap.add_argument("out")
+    a = ap.parse_args()
+    with open(a.plan) as f:
+        plan = json.load(f)
+    sys.exit(run_plan(plan, a.out, a.role))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Write a plan for scripts/run-plan.sh: one nested guest per mode.
+
+Usage: mkplan.py -o PLAN.json --modes baseline,poll-queue --steps verify,qd1 \
+                 [--backstore fileio|rd_mcp|null_blk] [--runtime S]
+                 [--host-module project|stock] [--guest-module project|stock]
+
+Steps: verify   fio write with crc32c checksums, re-read and verify, then
+                corrupt a block and require verify to catch it
+       qd1      4 KiB randread QD1, measured (IOPS, exits/IO, interrupts/IO)
+       rw:RW:QD measured cell, e.g. rw:randwrite:32
+Builds what is missing (modules, QEMU, initramfs) first.
+"""
+import argparse
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import plan as P  # noqa: E402
+
+
+def steps_for(names, mode, modes, runtime):
+    out = []
+    for s in names:
+        if s == "verify":
+            out += P.verify_steps(mode, modes)
+        elif s == "qd1" or s.startswith("rw:"):
+            rw, qd = ("randread", 1) if s == "qd1" else (s.split(":")[1], int(s.split(":")[2]))
+            out.append({"name": f"{rw}-qd{qd}", "type": "fio", "measure": True,
+                        "timeout": runtime + 120,
+                        "args": P.fio_args(mode, modes, rw, iodepth=qd, runtime=runtime)})
+        else:
+            sys.exit(f"mkplan: unknown step '{s}' (verify, qd1, rw:RW:QD)")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--modes", default="baseline")
+    ap.add_argument("--steps", default="verify")
+    ap.add_argument("--backstore", default="fileio", choices=["fileio", "rd_mcp", "null_blk"])
+    ap.add_argument("--runtime", type=int, default=10)
+    ap.add_argument("--host-module", default="project", choices=["project", "stock"])
+    ap.add_argument("--guest-module", default="project", choices=["project", "stock"])
+    a = ap.parse_args()
+    modes = P.load_modes()
+    names = a.steps.split(",")
+    if "verify" in names and a.backstore == "null_blk":
+        sys.exit("mkplan: null_blk keeps no data; verify needs fileio or rd_mcp")
+    plan = P.new_plan(os.path.basename(a.output), P.build_paths(), a.backstore,
+                      host_module=a.host_module)
+    for mode in a.modes.split(","):
+        if mode not in modes["modes"]:
+            sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
+        plan["guests"].append(P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),
+                                      guest_module=a.guest_module))
+    P.write(plan, a.output)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Boot the host VM (L1) and run a plan in it.
+#
+# Usage: scripts/vm/host-vm.sh [--timeout SEC] [--mem MB] [--smp N] PLAN.json OUTDIR
+#
+# L1 is this machine's Debian 6.12 kernel under QEMU TCG with -cpu max (which
+# exposes AMD SVM, so L1's KVM can run the nested guest), with this machine's
+# root filesystem shared read-only over virtiofs and OUTDIR shared writable.
+# Its init (scripts/vm/l1-init.sh) runs scripts/host/run_plan.py.
+# Logs: OUTDIR/l1-console.log, OUTDIR/l1-dmesg.txt, OUTDIR/virtiofsd-*.log.
+set -euo pipefail
+. "$(dirname "$0")/../lib/common.sh"
+
+timeout_s=1800 mem=4096 smp=2
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout_s=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) die "unknown option '$1' (try --help)" ;;
+	*) break ;;
+	esac
+done
+[ $# -eq 2 ] || die "usage: host-vm.sh [options] PLAN.json OUTDIR"
+plan=$(readlink -f "$1"); out=$(readlink -f "$2")
+[ -f "$plan" ] || die "plan $plan not found"
+need_cmd qemu-system-x86_64 timeout
+need_root "booting the host VM (virtiofsd)"
+virtiofsd=/usr/lib/qemu/virtiofsd
+[ -x "$virtiofsd" ] || die "$virtiofsd missing: install qemu-system-x86 (make deps)"
+kernel=/boot/vmlinuz-$SQCQ_KVER
+[ -r "$kernel" ] || die "$kernel missing: install linux-image-$SQCQ_KVER (make deps)"
+mkdir -p "$out"
+rm -f "$out/l1-rc"
+[ "$plan" = "$out/plan.json" ] || cp "$plan" "$out/plan.json"
+
+run=$(mktemp -d /tmp/sqcq-l1.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$run"
+}
+trap cleanup EXIT
+
+"$virtiofsd" --socket-path="$run/root.sock" -o source=/ -o cache=always \
+	-o sandbox=chroot >"$out/virtiofsd-root.log" 2>&1 &
+pids+=($!)
+"$virtiofsd" --socket-path="$run/out.sock" -o source="$out" -o cache=none \
+	-o sandbox=chroot >"$out/virtiofsd-out.log" 2>&1 &
+pids+=($!)
+for s in root out; do
+	for _ in $(seq 50); do [ -S "$run/$s.sock" ] && break; sleep 0.1; done
+	[ -S "$run/$s.sock" ] || die "virtiofsd for '$s' did not start (log: $out/virtiofsd-$s.log)"
+done
+
+log "host VM: booting (timeout ${timeout_s}s; console: $out/l1-console.log)"
+t0=$(date +%s)
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+	-accel tcg -cpu max -smp "$smp" -m "${mem}M" \
+	-object memory-backend-memfd,id=mem,size="${mem}M",share=on -numa node,memdev=mem \
+	-chardev socket,id=root,path="$run/root.sock" \
+	-device vhost-user-fs-pci,chardev=root,tag=rootfs \
+	-chardev socket,id=out,path="$run/out.sock" \
+	-device vhost-user-fs-pci,chardev=out,tag=out \
+	-nodefaults -display none -serial stdio -no-reboot \
+	-kernel "$kernel" \
+	-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
+	</dev/null >"$out/l1-console.log" 2>&1
+qrc=$?
+set -e
+log "host VM: exited after $(( $(date +%s) - t0 ))s"
+[ $qrc -eq 124 ] || [ $qrc -eq 137 ] &&
+	die "host VM did not finish within ${timeout_s}s; killed (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
+[ -f "$out/l1-rc" ] ||
+	die "host VM ended (qemu exit $qrc) without running the plan (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
+exit "$(cat "$out/l1-rc")"

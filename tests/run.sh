@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Run the project's tests; TAP output, a per-test timeout, and a scan of
+# every kernel log the test left for BUG/WARNING/Oops/KASAN/lockdep.
+#
+# Usage: tests/run.sh [--list] [--unit] [PATTERN...]
+#   --unit     only the tests that need no VM (fast)
+#   PATTERN    run tests whose file name contains PATTERN
+#
+# A test is an executable tests/tNN-*.{sh,py}: exit 0 pass, 1 fail, 77 skip.
+# Its header may say '# timeout: SEC' (default 600) and '# vm: yes'.
+# Each test gets SQCQ_TEST_OUT, a directory for its artifacts
+# (results/tests/<run>/<test>/); kernel logs written there are scanned.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+. "$top/scripts/lib/common.sh"
+
+unit=0 list=0 pats=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--unit) unit=1 ;;
+	--list) list=1 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-*) die "unknown option '$1' (try --help)" ;;
+	*) pats+=("$1") ;;
+	esac
+	shift
+done
+
+tests=()
+for t in "$here"/t[0-9]*-*; do
+	[ -x "$t" ] || continue
+	n=$(basename "$t")
+	if [ $unit = 1 ] && grep -q '^# vm: yes' "$t"; then continue; fi
+	if [ ${#pats[@]} -gt 0 ]; then
+		m=0; for p in "${pats[@]}"; do [[ $n == *"$p"* ]] && m=1; done
+		[ $m = 1 ] || continue
+	fi
+	tests+=("$t")
+done
+if [ $list = 1 ]; then printf '%s\n' "${tests[@]##*/}"; exit 0; fi
+
+run_dir=$top/results/tests/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run_dir"
+# Kernel-log patterns that fail any test whose logs contain them.
+bad='BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|sleeping function called from invalid context|do not call blocking ops|unreferenced object|Call Trace:'
+
+echo "TAP version 13"
+echo "1..${#tests[@]}"
+pass=0 fail=0 skip=0 i=0
+for t in "${tests[@]}"; do
+	i=$((i + 1))
+	n=$(basename "$t"); n=${n%.*}
+	to=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$t" | head -1); to=${to:-600}
+	out=$run_dir/$n; mkdir -p "$out"
+	t0=$(date +%s)
+	SQCQ_TEST_OUT=$out timeout --kill-after=15 "$to" "$t" >"$out/test.log" 2>&1 </dev/null
+	rc=$?
+	dt=$(( $(date +%s) - t0 ))
+	reason=
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		reason="timed out after ${to}s"; rc=1
+	fi
+	if [ $rc = 0 ] || [ $rc = 1 ]; then
+		hits=$(find "$out" -type f \( -name '*dmesg*' -o -name '*console*' \) -print0 |
+			xargs -0 -r grep -HnE "$bad" 2>/dev/null | head -5)
+		if [ -n "$hits" ]; then
+			rc=1; reason="${reason:+$reason; }kernel log: $(echo "$hits" | head -1)"
+		fi
+	fi
+	case $rc in
+	0) pass=$((pass + 1)); echo "ok $i - $n (${dt}s)" ;;
+	77) skip=$((skip + 1)); echo "ok $i - $n # SKIP $(tail -1 "$out/test.log")" ;;
+	*)
+		fail=$((fail + 1))
+		[ -n "$reason" ] || reason=$(grep -m1 -E '^(FAIL|error):' "$out/test.log" || tail -1 "$out/test.log")
+		echo "not ok $i - $n (${dt}s) # $reason"
+		sed 's/^/#   /' "$out/test.log" | tail -25
+		echo "#   full log: $out/test.log"
+		;;
+	esac
+done
+echo "# results in $run_dir"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]

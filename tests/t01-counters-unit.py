@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# Description: the counter parsers and per-I/O arithmetic on recorded input
+# (tracefs histogram, /proc/interrupts, fio JSON).
+# timeout: 60
+import os
+import sys
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from harness import counters as C  # noqa: E402
+
+HIST = """# event histogram
+#
+# trigger info: hist:keys=exit_reason:vals=hitcount:sort=hitcount:size=256 [active]
+#
+
+{ exit_reason:        100 } hitcount:       6580
+{ exit_reason:         96 } hitcount:       9940
+{ exit_reason:       1024 } hitcount:      14001
+{ exit_reason:        120 } hitcount:      14130
+
+Totals:
+    Hits: 44651
+    Entries: 4
+    Dropped: 0
+"""
+
+IRQS = """           CPU0       CPU1
+  0:         23          0   IO-APIC   2-edge      timer
+ 24:          0          0   PCI-MSI-0000:00:03.0   0-edge      virtio1-config
+ 25:          0          0   PCI-MSI-0000:00:03.0   1-edge      virtio1-control
+ 26:          0          0   PCI-MSI-0000:00:03.0   2-edge      virtio1-event
+ 27:       7000         12   PCI-MSI-0000:00:03.0   3-edge      virtio1-request
+ 28:          5       6990   PCI-MSI-0000:00:03.0   4-edge      virtio1-request
+NMI:          0          0   Non-maskable interrupts
+LOC:       1234       2345   Local timer interrupts
+"""
+
+FIO = {"jobs": [{"read": {"total_ios": 14000, "iops": 1400.5, "bw": 5602},
+                 "write": {"total_ios": 0, "iops": 0.0, "bw": 0}, "error": 0}]}
+
+
+class T(unittest.TestCase):
+    def test_hist(self):
+        h = C.parse_exit_hist(HIST, "svm")
+        self.assertEqual(h, {"VINTR": 6580, "INTR": 9940, "NPF": 14001, "HLT": 14130})
+        self.assertEqual(C.parse_hist_hits(HIST), 44651)
+        self.assertEqual(C.parse_hist_hits(""), 0)
+
+    def test_unknown_exit_code_kept(self):
+        h = C.parse_exit_hist("{ exit_reason:  7777 } hitcount: 3\n", "svm")
+        self.assertEqual(h, {"0x1e61": 3})
+
+    def test_interrupts(self):
+        i = C.parse_interrupts(IRQS)
+        self.assertEqual(i["virtio1-request"], 14007)
+        self.assertEqual(i["timer"], 23)
+        self.assertNotIn("NMI", i)  # named rows are not device interrupts
+
+    def test_fio_totals(self):
+        self.assertEqual(C.fio_totals(FIO), (14000, 1400.5, 5602))
+
+    def test_per_io(self):
+        kvm = {"stats": {"exits": 44651, "irq_injections": 14000, "halt_exits": 14130},
+               "exits": C.parse_exit_hist(HIST, "svm"), "fast_mmio": 0}
+        irqs = C.diff(C.parse_interrupts(IRQS), {"virtio1-request": 7})
+        p = C.per_io(kvm, irqs, 14000, "svm")
+        self.assertAlmostEqual(p["exits"], 44651 / 14000)
+        self.assertAlmostEqual(p["kicks"], 14001 / 14000)
+        self.assertAlmostEqual(p["guest_irqs"], 1.0)
+        self.assertAlmostEqual(p["halt_exits"], 14130 / 14000)
+        self.assertEqual(C.per_io(kvm, irqs, 0, "svm"), {})
+
+    def test_vmx_kicks(self):
+        kvm = {"stats": {}, "exits": {"EPT_MISCONFIG": 50, "HLT": 10}, "fast_mmio": 50}
+        p = C.per_io(kvm, {}, 100, "vmx")
+        self.assertAlmostEqual(p["kicks"], 0.5)  # fast_mmio is the same exit
+        self.assertAlmostEqual(p["fast_mmio"], 0.5)
+
+
+if __name__ == "__main__":
+    sys.exit(0 if unittest.main(exit=False).result.wasSuccessful() else 1)
