@@ -135,22 +135,39 @@ class KvmCounters:
         with open(f"{self.TRACEFS}/{event}/trigger", "w") as f:
             f.write(spec)
 
-    def _hist(self, event):
-        with open(f"{self.TRACEFS}/{event}/hist") as f:
-            return f.read()
+    def _hists(self):
+        if not self.tracing:
+            return {}, 0
+        with open(f"{self.TRACEFS}/kvm_exit/hist") as f:
+            exits = parse_exit_hist(f.read(), self.vendor)
+        with open(f"{self.TRACEFS}/kvm_fast_mmio/hist") as f:
+            mmio = parse_hist_hits(f.read())
+        return exits, mmio
 
-    def begin(self):
+    def setup(self):
+        """Attach the histograms once, before any guest runs.
+
+        Attaching enables the tracepoints, which live-patches kernel text
+        (static keys).  Under TCG a vCPU running the patched KVM code at
+        that moment can execute a stale int3 and oops, so this never
+        happens while a guest runs: the histograms stay attached for the
+        whole run and each measurement is a difference of two readings.
+        """
         if self.tracing:
             self._trigger("kvm_exit", self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", self.MMIO_TRIGGER)
-        self._before = self._stats()
 
-    def end(self):
-        stats = diff(self._stats(), self._before)
-        res = {"stats": stats, "exits": {}, "fast_mmio": 0, "vendor": self.vendor}
+    def teardown(self):
         if self.tracing:
-            res["exits"] = parse_exit_hist(self._hist("kvm_exit"), self.vendor)
-            res["fast_mmio"] = parse_hist_hits(self._hist("kvm_fast_mmio"))
             self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
-        return res
+
+    def begin(self):
+        self._before = (self._stats(),) + self._hists()
+
+    def end(self):
+        stats, exits, mmio = (self._stats(),) + self._hists()
+        s0, e0, m0 = self._before
+        return {"stats": diff(stats, s0),
+                "exits": {k: v for k, v in diff(exits, e0).items() if v},
+                "fast_mmio": mmio - m0, "vendor": self.vendor}

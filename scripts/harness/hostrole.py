@@ -210,7 +210,8 @@ def run_plan(plan, out, role):
         host.setup_lio()
         try:
             counter_src = counters.KvmCounters()
-        except RuntimeError as e:
+            counter_src.setup()
+        except (RuntimeError, OSError) as e:
             summary["host"]["counters_error"] = str(e)
         for gp in plan["guests"]:
             gdir = os.path.join(out, gp["name"])
@@ -240,6 +241,8 @@ def run_plan(plan, out, role):
                 except (GuestError, OSError, AttributeError):
                     pass
                 g.stop()
+        if counter_src:
+            counter_src.teardown()
         host.teardown_lio()
         ok, msg = host.unload_modules()
         summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
