@@ -28,13 +28,13 @@ qemu:
 initramfs: modules
 	scripts/guest/mkinitramfs.sh
 
-test: deps
+test: deps modules qemu initramfs
 	tests/run.sh $(TESTS)
 
 check:
 	tests/run.sh --unit
 
-matrix: deps
+matrix: deps modules qemu initramfs
 	scripts/matrix.py $(MATRIX_ARGS)
 
 clean:

@@ -1,0 +1,84 @@
+"""Turn a run's summary.json into tables (pure: testable on recorded data)."""
+
+COLS = [("iops", "IOPS", "{:,.0f}"), ("exits", "exits/IO", "{:.2f}"),
+        ("kicks", "kicks/IO", "{:.2f}"), ("irq_injections", "inj/IO", "{:.2f}"),
+        ("guest_irqs", "irqs/IO", "{:.2f}")]
+
+
+def cells(summary):
+    """{(test, mode): best repeat's step} for measured fio steps.
+
+    Measured steps are named '<test>#<repeat>' (or just '<test>'); best
+    means highest IOPS.  Failed steps are kept (marked) only if no repeat
+    of that cell succeeded.
+    """
+    out = {}
+    for st in summary.get("steps", []):
+        if "per_io" not in st and not st.get("measured"):
+            continue
+        test = st["step"].split("#")[0]
+        key = (test, st["guest"])
+        cur = out.get(key)
+        if cur is None or (st["ok"] and (not cur["ok"] or st.get("iops", 0) > cur.get("iops", 0))):
+            out[key] = st
+    return out
+
+
+def value(st, field):
+    if field == "iops":
+        return st.get("iops")
+    return st.get("per_io", {}).get(field)
+
+
+def table(summary, modes, tests, ref="baseline"):
+    """Rows of (test, mode, {field: formatted}) with the ratio to ref for IOPS."""
+    c = cells(summary)
+    rows = []
+    for t in tests:
+        base = c.get((t, ref))
+        for m in modes:
+            st = c.get((t, m))
+            if st is None:
+                rows.append((t, m, None))
+                continue
+            if not st["ok"]:
+                rows.append((t, m, {"failed": st.get("error", "failed")}))
+                continue
+            vals = {}
+            for f, _, fmt in COLS:
+                v = value(st, f)
+                vals[f] = "-" if v is None else fmt.format(v)
+            if base and base["ok"] and base.get("iops") and st.get("iops") is not None:
+                vals["ratio"] = f"{st['iops'] / base['iops']:.2f}x"
+            else:
+                vals["ratio"] = "-"
+            rows.append((t, m, vals))
+    return rows
+
+
+def render_text(rows):
+    hdr = ["test", "mode", "IOPS", "vs base"] + [h for f, h, _ in COLS[1:]]
+    lines = []
+    for t, m, v in rows:
+        if v is None:
+            lines.append([t, m, "not run"] + [""] * (len(hdr) - 3))
+        elif "failed" in v:
+            lines.append([t, m, "FAILED"] + [""] * (len(hdr) - 3))
+        else:
+            lines.append([t, m, v["iops"], v["ratio"]] + [v[f] for f, _, _ in COLS[1:]])
+    w = [max(len(str(r[i])) for r in [hdr] + lines) for i in range(len(hdr))]
+    fmt = lambda r: "  ".join(str(x).rjust(w[i]) if i >= 2 else str(x).ljust(w[i]) for i, x in enumerate(r))  # noqa: E731
+    return "\n".join([fmt(hdr), fmt(["-" * x for x in w])] + [fmt(r) for r in lines])
+
+
+def render_markdown(rows):
+    hdr = ["test", "mode", "IOPS", "vs baseline"] + [h for f, h, _ in COLS[1:]]
+    out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+    for t, m, v in rows:
+        if v is None:
+            out.append(f"| {t} | {m} | not run |" + " |" * (len(hdr) - 3))
+        elif "failed" in v:
+            out.append(f"| {t} | {m} | FAILED: {v['failed'][:80]} |" + " |" * (len(hdr) - 3))
+        else:
+            out.append("| " + " | ".join([t, m, v["iops"], v["ratio"]] + [v[f] for f, _, _ in COLS[1:]]) + " |")
+    return "\n".join(out)

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Run the fio matrix on nested VMs and print a table (the main job).
+
+Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
+                 [--runtime S] [--repeats N] [--backstore fileio|rd_mcp|null_blk]
+                 [--role auto|vm|local] [--out DIR]
+
+Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
+A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
+results/matrix-<time>/ (fio JSON, logs, summary.json, report.md).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+import tomllib
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import plan as P  # noqa: E402
+from harness import report as R  # noqa: E402
+
+
+def test_name(t):
+    return f"{t['rw']}-qd{t['iodepth']}-nj{t['numjobs']}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--profile", default="quick")
+    ap.add_argument("--modes")
+    ap.add_argument("--tests")
+    ap.add_argument("--runtime", type=int)
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--backstore", default="fileio", choices=["fileio", "rd_mcp", "null_blk"])
+    ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
+    ap.add_argument("--out")
+    a = ap.parse_args()
+
+    with open(os.path.join(P.TOP, "bench", "matrix.toml"), "rb") as f:
+        matrix = tomllib.load(f)
+    modes = P.load_modes()
+    if a.profile not in matrix["profiles"]:
+        sys.exit(f"matrix: unknown profile '{a.profile}' (known: {', '.join(matrix['profiles'])})")
+    prof = matrix["profiles"][a.profile]
+    mode_list = a.modes.split(",") if a.modes else prof["modes"]
+    for m in mode_list:
+        if m not in modes["modes"]:
+            sys.exit(f"matrix: unknown mode '{m}' (known: {', '.join(modes['modes'])})")
+    tests = prof["tests"]
+    if a.tests:
+        want = a.tests.split(",")
+        tests = [t for t in tests if test_name(t) in want]
+        missing = set(want) - {test_name(t) for t in tests}
+        if missing:
+            sys.exit(f"matrix: unknown tests {sorted(missing)} in profile {a.profile} "
+                     f"(known: {', '.join(test_name(t) for t in prof['tests'])})")
+    runtime = a.runtime or prof["runtime"]
+    repeats = a.repeats or prof["repeats"]
+    out = os.path.abspath(a.out or os.path.join(P.TOP, "results", f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
+    os.makedirs(out, exist_ok=True)
+
+    plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore)
+    for m in mode_list:
+        steps = []
+        for t in tests:
+            for r in range(repeats):
+                steps.append({"name": f"{test_name(t)}#{r + 1}" if repeats > 1 else test_name(t),
+                              "type": "fio", "measure": True, "timeout": runtime + 180,
+                              "args": P.fio_args(m, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
+                                                 numjobs=t["numjobs"], runtime=runtime)})
+        plan["guests"].append(P.guest(m, m, modes, steps))
+    P.write(plan, os.path.join(out, "plan.json"))
+    cells = len(mode_list) * len(tests) * repeats
+    print(f"matrix: profile {a.profile}, {len(mode_list)} modes x {len(tests)} tests x {repeats} "
+          f"= {cells} cells of {runtime}s; results in {out}", flush=True)
+    rc = subprocess.run([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", a.role,
+                         "--timeout", str(600 + cells * (runtime + 60)),
+                         os.path.join(out, "plan.json"), os.path.join(out, "run")]).returncode
+    import json
+    try:
+        with open(os.path.join(out, "run", "summary.json")) as f:
+            summary = json.load(f)
+    except (OSError, ValueError):
+        sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/run/l1-console.log")
+    rows = R.table(summary, mode_list, [test_name(t) for t in tests])
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
+                f"best of {repeats}, backstore {a.backstore}\n\n{R.render_markdown(rows)}\n")
+    print()
+    print(R.render_text(rows))
+    print(f"\nreport: {out}/report.md")
+    if "error" in summary.get("host", {}):
+        print(f"matrix: host error: {summary['host']['error']}")
+        return 1
+    return 0 if rc == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
