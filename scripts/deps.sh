@@ -34,7 +34,7 @@ for p in $all; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-	log "deps: all ${all// /, } present"
+	log "deps: all $(echo $all | wc -w) packages present"
 else
 	[ "$check_only" = 1 ] && die "missing packages: ${missing[*]} (run 'make deps')"
 	need_root "installing packages"
