@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * SQ/CQ doorbell polling: the spin-budget policy and the completion-CPU
+ * picker, shared by the host SQ poller (vhost-scsi) and the guest CQ poller
+ * (virtio_scsi).
+ *
+ * Pure integer arithmetic with no kernel dependencies, so that userspace
+ * unit tests compile this header as it is.  Callers do their own locking
+ * and time keeping; nothing here sleeps, allocates or reads a clock.
+ *
+ * The policy learns the *gap*: the time from a poller finding its ring empty
+ * to the next piece of work arriving.  It keeps an exponential moving
+ * average of the gap (EMA, newest sample weighted 1/2^weight_shift) and sets
+ * the spin budget to mult x EMA, clamped to [spin_min, spin_max].  When the
+ * predicted gap is longer than spin_max, spinning would rarely catch the
+ * next request and would only take CPU from the vCPUs and the backend, so
+ * the budget drops to spin_min: the poller then sleeps almost at once and
+ * the device behaves as without polling.  Like KVM's halt polling, the
+ * budget moves gradually: at most doubling or halving per sample.
+ */
+#ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
+#define _LINUX_VIRTIO_SQCQ_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+typedef uint64_t u64;
+typedef uint32_t u32;
+#endif
+
+/* Samples are capped so that mult x EMA cannot overflow (4.29 s). */
+#define SQCQ_GAP_CAP_NS		0xffffffffULL
+#define SQCQ_MULT_MAX		16
+#define SQCQ_WEIGHT_SHIFT_MAX	8
+/* A budget growing from zero starts here (or at spin_min if larger). */
+#define SQCQ_GROW_START_NS	1000U
+
+struct sqcq_policy_params {
+	u32 spin_min_ns;	/* budget floor */
+	u32 spin_max_ns;	/* budget ceiling; longer predicted gaps: no spin */
+	u32 weight_shift;	/* newest sample weighs 1/2^weight_shift */
+	u32 mult;		/* budget target = mult x EMA of the gap */
+};
+
+struct sqcq_policy {
+	u64 ema_ns;		/* EMA of the gap, <= SQCQ_GAP_CAP_NS */
+	u32 budget_ns;		/* current spin budget */
+};
+
+/**
+ * sqcq_params_valid - check tunables before use
+ * @c: the parameters
+ *
+ * Return: true if every field is in its documented range.
+ */
+static inline bool sqcq_params_valid(const struct sqcq_policy_params *c)
+{
+	return c->spin_min_ns <= c->spin_max_ns &&
+	       c->weight_shift <= SQCQ_WEIGHT_SHIFT_MAX &&
+	       c->mult >= 1 && c->mult <= SQCQ_MULT_MAX;
+}
+
+/**
+ * sqcq_policy_init - start with no history
+ * @p: policy state
+ * @c: parameters
+ *
+ * With no history the EMA starts at spin_max (spinning is neither
+ * predicted to pay nor ruled out) and the budget at spin_min.
+ */
+static inline void sqcq_policy_init(struct sqcq_policy *p,
+				    const struct sqcq_policy_params *c)
+{
+	p->ema_ns = c->spin_max_ns;
+	p->budget_ns = c->spin_min_ns;
+}
+
+/* EMA step without overflow or signed arithmetic. */
+static inline u64 sqcq_ema_step(u64 ema, u64 sample, u32 shift)
+{
+	if (sample >= ema)
+		return ema + ((sample - ema) >> shift);
+	return ema - ((ema - sample) >> shift);
+}
+
+/* Where the budget is heading for the current EMA. */
+static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
+				     const struct sqcq_policy_params *c)
+{
+	u64 t;
+
+	if (p->ema_ns > c->spin_max_ns)
+		return c->spin_min_ns;	/* spinning does not pay */
+	t = p->ema_ns * c->mult;	/* <= 2^32 * 16: no overflow */
+	if (t < c->spin_min_ns)
+		return c->spin_min_ns;
+	if (t > c->spin_max_ns)
+		return c->spin_max_ns;
+	return (u32)t;
+}
+
+/* Move the budget towards @target: at most x2 up, /2 down per step. */
+static inline void sqcq_policy_move(struct sqcq_policy *p,
+				    const struct sqcq_policy_params *c,
+				    u32 target)
+{
+	u32 b = p->budget_ns;
+
+	if (target > b) {
+		u64 grown = b ? (u64)b * 2 : SQCQ_GROW_START_NS;
+
+		if (grown < c->spin_min_ns)
+			grown = c->spin_min_ns;
+		b = grown < target ? (u32)grown : target;
+	} else if (target < b) {
+		b = b / 2 > target ? b / 2 : target;
+	}
+	p->budget_ns = b;
+}
+
+/**
+ * sqcq_policy_sample - learn from one observed gap
+ * @p: policy state
+ * @c: parameters
+ * @gap_ns: time from finding the ring empty to the next work
+ *
+ * Call once per empty->work transition, whether the work was caught while
+ * spinning or arrived after the poller slept.
+ */
+static inline void sqcq_policy_sample(struct sqcq_policy *p,
+				      const struct sqcq_policy_params *c,
+				      u64 gap_ns)
+{
+	if (gap_ns > SQCQ_GAP_CAP_NS)
+		gap_ns = SQCQ_GAP_CAP_NS;
+	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
+	sqcq_policy_move(p, c, sqcq_policy_target(p, c));
+}
+
+/**
+ * sqcq_policy_contended - the poller's CPU was wanted by another task
+ * @p: policy state
+ * @c: parameters
+ *
+ * Spinning took CPU from someone (a vCPU, the backend): halve the budget.
+ */
+static inline void sqcq_policy_contended(struct sqcq_policy *p,
+					 const struct sqcq_policy_params *c)
+{
+	sqcq_policy_move(p, c, c->spin_min_ns);
+}
+
+/**
+ * sqcq_policy_spins - is spinning worth starting at all?
+ * @p: policy state
+ * @c: parameters
+ *
+ * Return: false when the budget is at its floor, i.e. the policy predicts
+ * that the next request comes too late for a spin to catch it.
+ */
+static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
+				     const struct sqcq_policy_params *c)
+{
+	return p->budget_ns > c->spin_min_ns;
+}
+
+/*
+ * Completion-CPU picker.  LIO runs a command's completion work on the CPU
+ * named by se_cmd->cpuid; by default that is the submitting CPU, which for
+ * commands found by the SQ poller is the poller's own busy CPU.
+ */
+enum sqcq_steer_fallback {
+	SQCQ_STEER_FALLBACK_NONE = 0,	/* no free CPU: do not steer */
+	SQCQ_STEER_FALLBACK_NEXT = 1,	/* no free CPU: next online CPU */
+};
+
+#define SQCQ_BITS_PER_WORD	(8 * sizeof(unsigned long))
+
+static inline bool sqcq_bit(const unsigned long *map, unsigned int bit)
+{
+	return (map[bit / SQCQ_BITS_PER_WORD] >> (bit % SQCQ_BITS_PER_WORD)) & 1;
+}
+
+/**
+ * sqcq_steer_pick - choose the CPU for a command's completion work
+ * @free: CPUs that are online, mostly idle and not running a busy poller
+ * @online: online CPUs
+ * @nbits: number of CPUs described by the bitmaps
+ * @self: CPU the poller runs on now
+ * @cursor: round-robin position, kept by the caller between calls
+ * @fallback: what to do when no CPU other than @self is free
+ *
+ * Picks free CPUs other than @self in turn.  Return: a CPU number, or -1
+ * for "do not steer" (LIO then uses the submitting CPU).
+ */
+static inline int sqcq_steer_pick(const unsigned long *free,
+				  const unsigned long *online,
+				  unsigned int nbits, unsigned int self,
+				  unsigned int *cursor,
+				  enum sqcq_steer_fallback fallback)
+{
+	unsigned int i, cpu;
+
+	if (!nbits)
+		return -1;
+	for (i = 1; i <= nbits; i++) {
+		cpu = (*cursor + i) % nbits;
+		if (cpu != self && sqcq_bit(free, cpu)) {
+			*cursor = cpu;
+			return (int)cpu;
+		}
+	}
+	if (fallback == SQCQ_STEER_FALLBACK_NEXT) {
+		for (i = 1; i < nbits; i++) {
+			cpu = (self + i) % nbits;
+			if (sqcq_bit(online, cpu))
+				return (int)cpu;
+		}
+	}
+	return -1;
+}
+
+#endif /* _LINUX_VIRTIO_SQCQ_POLICY_H */

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Description: unit tests of include/linux/virtio_sqcq_policy.h (the EMA
+ * spin budget and the completion-CPU picker), compiled as is in userspace.
+ * TAP output; exit 0 pass, 1 fail.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/virtio_sqcq_policy.h>
+
+static int n_test, n_fail;
+
+#define CHECK(cond, ...) do {						\
+	n_test++;							\
+	if (cond) {							\
+		printf("ok %d - ", n_test);				\
+	} else {							\
+		n_fail++;						\
+		printf("not ok %d - ", n_test);				\
+	}								\
+	printf(__VA_ARGS__);						\
+	printf("\n");							\
+} while (0)
+
+static const struct sqcq_policy_params def = {
+	.spin_min_ns = 2000, .spin_max_ns = 100000, .weight_shift = 3, .mult = 2,
+};
+
+/* Deterministic pseudo-random numbers (xorshift64). */
+static u64 rng = 0x9e3779b97f4a7c15ULL;
+static u64 next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void test_bounds_random(void)
+{
+	struct sqcq_policy p;
+	int i, bad = 0;
+
+	sqcq_policy_init(&p, &def);
+	for (i = 0; i < 1000000; i++) {
+		u64 r = next_rand();
+
+		switch (r & 7) {
+		case 0:
+			sqcq_policy_contended(&p, &def);
+			break;
+		case 1:
+			sqcq_policy_sample(&p, &def, r);	/* huge gaps */
+			break;
+		default:
+			sqcq_policy_sample(&p, &def, (r >> 8) % 300000);
+		}
+		if (p.budget_ns < def.spin_min_ns || p.budget_ns > def.spin_max_ns ||
+		    p.ema_ns > SQCQ_GAP_CAP_NS)
+			bad++;
+	}
+	CHECK(bad == 0, "budget stays in [min, max] and EMA <= cap over 1e6 random steps (%d violations)", bad);
+}
+
+static void test_convergence(void)
+{
+	struct sqcq_policy p;
+	int i;
+
+	sqcq_policy_init(&p, &def);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &def, 10000);
+	CHECK(p.ema_ns >= 10000 - 7 && p.ema_ns <= 10000 + 7,
+	      "EMA converges to a steady 10 us gap (ema %llu ns)", (unsigned long long)p.ema_ns);
+	CHECK(p.budget_ns >= 2 * 10000 - 14 && p.budget_ns <= 2 * 10000 + 14,
+	      "budget converges to mult x gap = 20 us (budget %u ns)", p.budget_ns);
+	CHECK(sqcq_policy_spins(&p, &def), "a short steady gap makes spinning pay");
+}
+
+static void test_long_gap_no_spin(void)
+{
+	struct sqcq_policy p;
+	int i;
+
+	sqcq_policy_init(&p, &def);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &def, 700000);	/* QD1 on a slow backend */
+	CHECK(p.budget_ns == def.spin_min_ns,
+	      "gaps longer than spin_max give the floor budget (budget %u)", p.budget_ns);
+	CHECK(!sqcq_policy_spins(&p, &def), "and the policy says spinning does not pay");
+}
+
+static void test_shrink_after_idle(void)
+{
+	struct sqcq_policy p;
+	int i, steps;
+
+	sqcq_policy_init(&p, &def);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &def, 30000);
+	CHECK(p.budget_ns >= 60000 - 14 && p.budget_ns <= 60000 + 14, "busy: budget 60 us (got %u)", p.budget_ns);
+	for (steps = 0; steps < 100 && p.budget_ns > def.spin_min_ns; steps++)
+		sqcq_policy_sample(&p, &def, 2000000000ULL);	/* 2 s idle */
+	CHECK(p.budget_ns == def.spin_min_ns && steps <= 8,
+	      "idle: budget shrinks to the floor within 8 samples (took %d)", steps);
+	for (steps = 0; steps < 1000 && !sqcq_policy_spins(&p, &def); steps++)
+		sqcq_policy_sample(&p, &def, 5000);
+	CHECK(sqcq_policy_spins(&p, &def) && steps < 200,
+	      "busy again: spinning resumes after %d short gaps", steps);
+}
+
+static void test_gradual(void)
+{
+	struct sqcq_policy p;
+	u32 before;
+
+	sqcq_policy_init(&p, &def);
+	for (int i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &def, 40000);
+	before = p.budget_ns;
+	sqcq_policy_sample(&p, &def, SQCQ_GAP_CAP_NS);
+	CHECK(p.budget_ns >= before / 2, "one outlier at most halves the budget (%u -> %u)",
+	      before, p.budget_ns);
+	sqcq_policy_contended(&p, &def);
+	CHECK(p.budget_ns >= def.spin_min_ns, "contention halves towards the floor (%u)", p.budget_ns);
+}
+
+static void test_extremes(void)
+{
+	struct sqcq_policy_params c = {
+		.spin_min_ns = 0, .spin_max_ns = 0xffffffffU, .weight_shift = 0,
+		.mult = SQCQ_MULT_MAX,
+	};
+	struct sqcq_policy p;
+
+	CHECK(sqcq_params_valid(&c), "extreme but valid parameters accepted");
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_sample(&p, &c, ~0ULL);
+	CHECK(p.ema_ns == SQCQ_GAP_CAP_NS, "a 2^64-1 ns gap is capped, no overflow (ema %llu)",
+	      (unsigned long long)p.ema_ns);
+	sqcq_policy_sample(&p, &c, 0);
+	CHECK(p.ema_ns == 0, "weight shift 0 follows the newest sample (ema %llu)",
+	      (unsigned long long)p.ema_ns);
+	for (int i = 0; i < 64; i++)
+		sqcq_policy_sample(&p, &c, 0xfffffffeULL);
+	CHECK(p.budget_ns <= c.spin_max_ns && p.budget_ns > 0x7fffffffU,
+	      "mult 16 x EMA near 2^32 clamps to spin_max without wrapping (%u)", p.budget_ns);
+
+	c.spin_max_ns = 0;
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_sample(&p, &c, 0);
+	CHECK(p.budget_ns == 0 && !sqcq_policy_spins(&p, &c), "spin_max 0 disables spinning");
+}
+
+static void test_params_validation(void)
+{
+	struct sqcq_policy_params c = def;
+
+	c.spin_min_ns = def.spin_max_ns + 1;
+	CHECK(!sqcq_params_valid(&c), "min > max rejected");
+	c = def;
+	c.mult = 0;
+	CHECK(!sqcq_params_valid(&c), "mult 0 rejected");
+	c.mult = SQCQ_MULT_MAX + 1;
+	CHECK(!sqcq_params_valid(&c), "mult > %d rejected", SQCQ_MULT_MAX);
+	c = def;
+	c.weight_shift = SQCQ_WEIGHT_SHIFT_MAX + 1;
+	CHECK(!sqcq_params_valid(&c), "weight shift > %d rejected", SQCQ_WEIGHT_SHIFT_MAX);
+}
+
+static void set_bit_(unsigned long *m, unsigned int b)
+{
+	m[b / SQCQ_BITS_PER_WORD] |= 1UL << (b % SQCQ_BITS_PER_WORD);
+}
+
+static void test_picker(void)
+{
+	unsigned long online[2] = { 0 }, free_[2] = { 0 };
+	unsigned int cursor = 0, i;
+	int seen[128] = { 0 }, cpu;
+
+	for (i = 0; i < 70; i++)
+		set_bit_(online, i);
+	set_bit_(free_, 3);
+	set_bit_(free_, 5);
+	set_bit_(free_, 66);	/* second word */
+	for (i = 0; i < 30; i++) {
+		cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NONE);
+		if (cpu >= 0)
+			seen[cpu]++;
+	}
+	CHECK(seen[3] == 15 && seen[66] == 15 && seen[5] == 0,
+	      "round-robin over free CPUs, never the poller's own (3:%d 66:%d 5:%d)",
+	      seen[3], seen[66], seen[5]);
+
+	memset(free_, 0, sizeof(free_));
+	set_bit_(free_, 5);
+	cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NONE);
+	CHECK(cpu == -1, "only the poller's CPU free + fallback none: do not steer (%d)", cpu);
+	cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NEXT);
+	CHECK(cpu == 6, "fallback next: the next online CPU after the poller's (%d)", cpu);
+
+	memset(online, 0, sizeof(online));
+	set_bit_(online, 0);
+	cpu = sqcq_steer_pick(free_, online, 1, 0, &cursor, SQCQ_STEER_FALLBACK_NEXT);
+	CHECK(cpu == -1, "a single CPU: nothing to steer to (%d)", cpu);
+	CHECK(sqcq_steer_pick(free_, online, 0, 0, &cursor, SQCQ_STEER_FALLBACK_NEXT) == -1,
+	      "no CPUs: -1");
+}
+
+int main(void)
+{
+	printf("TAP version 13\n");
+	test_bounds_random();
+	test_convergence();
+	test_long_gap_no_spin();
+	test_shrink_after_idle();
+	test_gradual();
+	test_extremes();
+	test_params_validation();
+	test_picker();
+	printf("1..%d\n", n_test);
+	printf("# %d passed, %d failed\n", n_test - n_fail, n_fail);
+	return n_fail ? 1 : 0;
+}
