@@ -5,10 +5,12 @@ Usage: mkplan.py -o PLAN.json --modes baseline,poll-queue --steps verify,qd1 \
                  [--backstore fileio|rd_mcp|null_blk] [--runtime S]
                  [--host-module project|stock] [--guest-module project|stock]
 
-Steps: verify   fio write with crc32c checksums, re-read and verify, then
-                corrupt a block and require verify to catch it
-       qd1      4 KiB randread QD1, measured (IOPS, exits/IO, interrupts/IO)
-       rw:RW:QD measured cell, e.g. rw:randwrite:32
+Steps: verify     fio write with crc32c checksums, re-read and verify, then
+                  corrupt a block and require verify to catch it
+       qd1        4 KiB randread QD1, measured (IOPS, exits/IO, interrupts/IO)
+       rw:RW:QD   measured cell, e.g. rw:randwrite:32
+       idle:PCT   guest idle 2 s, then host pollers must use <= PCT% CPU for 2 s
+       pollers:N  exactly N host pollers must be running
 Builds what is missing (modules, QEMU, initramfs) first.
 """
 import argparse
@@ -25,9 +27,14 @@ def steps_for(names, mode, modes, runtime):
     for s in names:
         if s == "verify":
             out += P.verify_steps(mode, modes)
+        elif s.startswith("idle:"):
+            out.append({"name": f"idle-{len(out)}", "type": "idle", "settle": 2, "seconds": 2,
+                        "max_cpu_pct": float(s.split(":")[1])})
+        elif s.startswith("pollers:"):
+            out.append({"name": f"pollers-{len(out)}", "type": "pollers", "count": int(s.split(":")[1])})
         elif s == "qd1" or s.startswith("rw:"):
             rw, qd = ("randread", 1) if s == "qd1" else (s.split(":")[1], int(s.split(":")[2]))
-            out.append({"name": f"{rw}-qd{qd}", "type": "fio", "measure": True,
+            out.append({"name": f"{rw}-qd{qd}-{len(out)}", "type": "fio", "measure": True,
                         "timeout": runtime + 120,
                         "args": P.fio_args(mode, modes, rw, iodepth=qd, runtime=runtime)})
         else:
@@ -44,6 +51,10 @@ def main():
     ap.add_argument("--runtime", type=int, default=10)
     ap.add_argument("--host-module", default="project", choices=["project", "stock"])
     ap.add_argument("--guest-module", default="project", choices=["project", "stock"])
+    ap.add_argument("--host-params", default="", help="vhost_scsi module parameters")
+    ap.add_argument("--sqcq-poll", choices=["on", "off"], help="override the mode's QEMU property")
+    ap.add_argument("--check-bad-params", action="store_true",
+                    help="first check that invalid vhost_scsi parameters are refused")
     a = ap.parse_args()
     modes = P.load_modes()
     names = a.steps.split(",")
@@ -51,11 +62,17 @@ def main():
         sys.exit("mkplan: null_blk keeps no data; verify needs fileio or rd_mcp")
     plan = P.new_plan(os.path.basename(a.output), P.build_paths(), a.backstore,
                       host_module=a.host_module)
+    plan["host"]["vhost_scsi_params"] = a.host_params
+    if a.check_bad_params:
+        plan["host"]["pre"] = P.bad_param_checks(plan["host"]["vhost_scsi_ko"])
     for mode in a.modes.split(","):
         if mode not in modes["modes"]:
             sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
-        plan["guests"].append(P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),
-                                      guest_module=a.guest_module))
+        g = P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),
+                    guest_module=a.guest_module)
+        if a.sqcq_poll:
+            g["device_props"] = "sqcq_poll=on" if a.sqcq_poll == "on" else ""
+        plan["guests"].append(g)
     P.write(plan, a.output)
 
 

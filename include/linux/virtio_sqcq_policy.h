@@ -25,9 +25,9 @@
 #include <linux/types.h>
 #else
 #include <stdbool.h>
-#include <stdint.h>
-typedef uint64_t u64;
-typedef uint32_t u32;
+#include <linux/types.h>	/* the uapi __u64 and __u32 */
+typedef __u64 u64;
+typedef __u32 u32;
 #endif
 
 /* Samples are capped so that mult x EMA cannot overflow (4.29 s). */

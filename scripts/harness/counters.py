@@ -171,3 +171,68 @@ class KvmCounters:
         return {"stats": diff(stats, s0),
                 "exits": {k: v for k, v in diff(exits, e0).items() if v},
                 "fast_mmio": mmio - m0, "vendor": self.vendor}
+
+
+# --- the project's own poller counters and the pollers' CPU time -------------
+
+SQCQ_DEBUGFS = "/sys/kernel/debug/vhost-sqcq"
+
+
+def parse_poller_stats(text):
+    """One vhost-sqcq stats file -> {field: int} (vq lines summed as vq_*)."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0].startswith("vq") and len(parts) >= 3:
+            for k, v in zip(parts[1::2], parts[2::2]):
+                out["vq_" + k] = out.get("vq_" + k, 0) + int(v)
+        elif len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def poller_stats(root=SQCQ_DEBUGFS):
+    """Sum of the counters of every running host poller ({} if none)."""
+    total = {"pollers": 0}
+    try:
+        dirs = os.listdir(root)
+    except OSError:
+        return total
+    for d in dirs:
+        try:
+            with open(os.path.join(root, d, "stats")) as f:
+                st = parse_poller_stats(f.read())
+        except OSError:
+            continue
+        total["pollers"] += 1
+        for k, v in st.items():
+            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns"):
+                total[k] = total.get(k, 0) + v
+            else:
+                total[k] = v
+    return total
+
+
+def thread_cpu_ticks(prefix, proc="/proc"):
+    """Sum of utime+stime (clock ticks) of threads whose comm starts with prefix."""
+    ticks = 0
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        try:
+            tasks = os.listdir(f"{proc}/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"{proc}/{pid}/task/{tid}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            comm = st[st.index("(") + 1:st.rindex(")")]
+            if comm.startswith(prefix):
+                fields = st[st.rindex(")") + 2:].split()
+                ticks += int(fields[11]) + int(fields[12])
+    return ticks

@@ -126,6 +126,14 @@ def run_steps(host, g, gdir, guest_plan, counter_src):
                     res["error"] = f"'{step['cmd']}' exited {rc}, expected {exp}: {' '.join(text.split())[-300:]}"
             elif step["type"] == "fio":
                 res.update(run_fio(g, gdir, step, counter_src))
+            elif step["type"] == "idle":
+                res.update(run_idle(step))
+            elif step["type"] == "pollers":
+                n = counters.poller_stats()["pollers"]
+                res["pollers"] = n
+                res["ok"] = n == step["count"]
+                if not res["ok"]:
+                    res["error"] = f"{n} host pollers running, expected {step['count']}"
             else:
                 raise HostError(f"unknown step type {step['type']}")
         except (GuestError, HostError, ValueError, OSError) as e:
@@ -154,7 +162,9 @@ def run_fio(g, gdir, step, counter_src):
     if measure:
         rc, irq0 = g.run("cat /proc/interrupts")
         counter_src.begin()
+    p0, t0 = PollerSample.take()
     cid, rc = g.cmd(f"fio --output-format=json --output={jpath} {args}", timeout)
+    res["poller"] = PollerSample.since(p0, t0)
     if measure:
         kvm = counter_src.end()
         _, irq1 = g.run("cat /proc/interrupts")
@@ -200,12 +210,68 @@ def guest_cpu(role):
     return "host,pku=off,xsave=off" if role == "vm" else "host"
 
 
+class PollerSample:
+    """Host poller counters and CPU time around an interval."""
+
+    @staticmethod
+    def take():
+        st = counters.poller_stats()
+        st["cpu_ticks"] = counters.thread_cpu_ticks("vhost-sqcq")
+        return st, time.monotonic()
+
+    @staticmethod
+    def since(before, t0):
+        after, t1 = PollerSample.take()
+        d = {k: v for k, v in counters.diff(after, before).items()
+             if k not in ("budget_ns", "ema_ns", "pid", "owner_pid", "pollers")}
+        d["pollers"] = after["pollers"]
+        for k in ("budget_ns", "ema_ns"):
+            if k in after:
+                d[k] = after[k]
+        d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / os.sysconf("SC_CLK_TCK") / (t1 - t0), 2)
+        d["seconds"] = round(t1 - t0, 2)
+        return d
+
+
+def run_idle(step):
+    """Let the guest idle, then measure what the pollers cost meanwhile."""
+    time.sleep(step.get("settle", 2))
+    p0, t0 = PollerSample.take()
+    time.sleep(step.get("seconds", 2))
+    d = PollerSample.since(p0, t0)
+    res = {"poller": d, "ok": True}
+    limit = step.get("max_cpu_pct")
+    if limit is not None and d["cpu_pct"] > limit:
+        res["ok"] = False
+        res["error"] = f"pollers used {d['cpu_pct']}% CPU while the guest was idle (limit {limit}%)"
+    return res
+
+
+def run_host_checks(host, checks):
+    """Host commands with expected exit codes, run before the modules load."""
+    out = []
+    for c in checks:
+        p = host.sh(c["cmd"], check=False)
+        exp = c.get("expect_rc", 0)
+        ok = p.returncode == exp if exp != "nonzero" else p.returncode != 0
+        for pat in c.get("expect_output", []):
+            ok = ok and pat in p.stdout
+        r = {"guest": "-", "step": c["name"], "ok": ok, "rc": p.returncode,
+             "output": p.stdout[-2000:]}
+        if not ok:
+            r["error"] = (f"'{c['cmd']}' exited {p.returncode} (expected {exp}) "
+                          f"or lacks {c.get('expect_output', [])}: {' '.join(p.stdout.split())[-300:]}")
+        out.append(r)
+    return out
+
+
 def run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
     host = Host(plan, out, role)
     summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
     counter_src = None
     try:
+        summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
         host.load_modules()
         host.setup_lio()
         try:

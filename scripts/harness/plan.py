@@ -101,3 +101,19 @@ def verify_steps(mode, modes, size="128M"):
 def write(plan, path):
     with open(path, "w") as f:
         json.dump(plan, f, indent=1)
+
+
+def bad_param_checks(ko):
+    """Host checks: invalid vhost_scsi parameters are refused, by name."""
+    cases = [("sqcq_spin_max_us=5000000", "sqcq_spin_max_us=5000000 is invalid"),
+             ("sqcq_ema_shift=9", "sqcq_ema_shift=9 is invalid"),
+             ("sqcq_spin_mult=0", "sqcq_spin_mult=0 is invalid"),
+             ("sqcq_steer=abc", "sqcq_steer=abc is invalid"),
+             ("sqcq_spin_min_us=300 sqcq_spin_max_us=100",
+              "sqcq_spin_min_us=300 exceeds sqcq_spin_max_us=100")]
+    out = []
+    for i, (params, msg) in enumerate(cases):
+        out.append({"name": f"bad-param-{i}", "expect_rc": "nonzero", "expect_output": [msg],
+                    "cmd": f"echo sqcq-check-{i} >/dev/kmsg; insmod {ko} {params}; rc=$?; "
+                           f"dmesg | sed -n '/sqcq-check-{i}/,$p'; exit $rc"})
+    return out

@@ -5,7 +5,8 @@ Usage: summary.py OUTDIR [--expect 'MODE:STEP:FIELD<op>VALUE' ...]
 
 Fails (exit 1) with one line naming the step if any step failed, if a
 host-level error was recorded, or if an --expect does not hold.  FIELD is a
-key of the step's per_io figures (exits, kicks, guest_irqs, ...) or 'iops'.
+key of the step's per_io figures (exits, kicks, guest_irqs, ...), 'iops',
+or SECTION.KEY (e.g. poller.vq_work).
 """
 import json
 import operator
@@ -41,12 +42,17 @@ def main():
         for k, v in st.get("per_io", {}).items():
             if not isinstance(v, dict):
                 line += f" {k}/IO={v:.3f}"
+        pl = st.get("poller", {})
+        if pl.get("pollers"):
+            line += (f"  poller: work={pl.get('vq_work', 0)} kicks={pl.get('vq_kicks', 0)} "
+                     f"inline={pl.get('vq_inline_kicks', 0)} sleeps={pl.get('sleeps', 0)} "
+                     f"wakeups={pl.get('wakeups', 0)} cpu={pl.get('cpu_pct', 0)}%")
         print(line)
         if not st["ok"]:
             print(f"FAIL: {st['guest']}/{st['step']}: {st.get('error', '?')}")
             rc = 1
     for e in expects:
-        m = re.fullmatch(r"([\w-]+):([\w-]+):(\w+)(<=|>=|<|>)([\d.]+)", e)
+        m = re.fullmatch(r"([\w-]+):([\w-]+):([\w.]+)(<=|>=|<|>)([\d.]+)", e)
         if not m:
             print(f"FAIL: bad --expect '{e}'")
             return 1
@@ -56,7 +62,11 @@ def main():
             print(f"FAIL: expectation {e}: no step {g}/{step} in the summary")
             rc = 1
             continue
-        v = st.get(field, st.get("per_io", {}).get(field))
+        if "." in field:
+            sect, key = field.split(".", 1)
+            v = st.get(sect, {}).get(key)
+        else:
+            v = st.get(field, st.get("per_io", {}).get(field))
         if v is None:
             print(f"FAIL: expectation {e}: {g}/{step} has no '{field}'")
             rc = 1

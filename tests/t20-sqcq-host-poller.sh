@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Description: the host SQ poller end to end.  Invalid vhost_scsi
+# parameters are refused with a message naming them; with sqcq_poll=on and
+# the project's modules the poller services the rings (fio verify=crc32c
+# passes with the poller doing the work), sleeps when the guest idles
+# (~0 CPU two seconds after I/O stops, no wakeups meanwhile), and the next
+# kick wakes it.  Policy tuned so that spinning always pays (a 1 s
+# ceiling) and the poller sleeps 2 ms after the last request, to make the
+# sleep/wake sequence deterministic.
+# timeout: 900
+# vm: yes
+set -uo pipefail
+. "$(dirname "$0")/lib/vm.sh"
+run_plan --modes sqcq-poll --check-bad-params \
+	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=2000" \
+	--steps verify,pollers:1,rw:randread:32,idle:1,rw:randread:1
+s=sqcq-poll
+python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+	--expect $s:verify-write:poller.vq_work'>'1000 \
+	--expect $s:randread-qd32-5:poller.vq_work'>'1000 \
+	--expect $s:idle-6:poller.wakeups'<'1 \
+	--expect $s:idle-6:poller.cpu_pct'<'1 \
+	--expect $s:randread-qd1-7:poller.wakeups_by_kick'>'0.5 \
+	--expect $s:randread-qd1-7:poller.vq_work'>'100
