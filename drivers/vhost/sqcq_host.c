@@ -619,6 +619,14 @@ int vhost_sqcq_sync(struct vhost_dev *dev, unsigned int first_vq, bool want,
 	}
 	if (p)
 		return 0;
+	/*
+	 * The poller runs on the caller's mm: only the owner may start it
+	 * (vhost-scsi's SET_FEATURES and SET_ENDPOINT do not check).
+	 */
+	if (vhost_dev_check_owner(dev)) {
+		pr_warn_ratelimited("not starting the SQ poller for a task that does not own the device\n");
+		return -EPERM;
+	}
 	p = sqcq_create(dev, first_vq, ops);
 	if (IS_ERR(p)) {
 		pr_warn_ratelimited("cannot start the SQ poller (%ld): guest kicks will be used\n",

@@ -47,12 +47,14 @@ class Host:
 
     # -- modules ---------------------------------------------------------
     def load_modules(self):
-        h = self.plan["host"]
         if self.role == "vm":
             self.sh("modprobe kvm_amd nested=1")
         elif not os.path.exists("/dev/kvm"):
             raise HostError("/dev/kvm missing: load kvm_intel or kvm_amd on this host")
         self.sh("modprobe -a vhost target_core_mod target_core_file target_core_iblock")
+
+    def load_vhost_scsi(self):
+        h = self.plan["host"]
         if os.path.isdir("/sys/module/vhost_scsi"):
             self.sh("rmmod vhost_scsi", check=False)
             if os.path.isdir("/sys/module/vhost_scsi"):
@@ -271,8 +273,9 @@ def run_plan(plan, out, role):
     summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
     counter_src = None
     try:
-        summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
         host.load_modules()
+        summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
+        host.load_vhost_scsi()
         host.setup_lio()
         try:
             counter_src = counters.KvmCounters()
