@@ -13,6 +13,7 @@
 # Environment: KDIR=<build tree>  KSRC=<kernel source tree>
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/ksrc.sh"
 
 series=$SQCQ_TOP/linux/series
 while [ $# -gt 0 ]; do
@@ -33,30 +34,9 @@ kdir_ver=$(make -s -C "$KDIR" kernelversion 2>/dev/null | tail -1) ||
 	die "cannot read the kernel version of KDIR=$KDIR"
 case "$kdir_ver" in 6.12|6.12.*) ;; *) die "KDIR=$KDIR is Linux $kdir_ver; the series is for 6.12" ;; esac
 
-# Upstream sources: a user tree, or the files extracted (once, cached) from
-# Debian's linux-source tarball.
-upstream_files=$(grep -v '^#' "$SQCQ_TOP/linux/upstream-files" | sed '/^$/d')
-if [ -n "${KSRC:-}" ]; then
-	[ -f "$KSRC/Makefile" ] || die "KSRC=$KSRC is not a kernel source tree (no Makefile)"
-	src=$KSRC
-	src_ver=$(make -s -C "$KSRC" kernelversion 2>/dev/null | tail -1)
-else
-	tarball=/usr/src/$SQCQ_KSRC_PKG.tar.xz
-	[ -f "$tarball" ] || die "$tarball missing; install $SQCQ_KSRC_PKG (make deps) or set KSRC=<6.12 tree>"
-	key=$(printf '%s\n%s\n' "$(stat -c '%s %Y' "$tarball")" "$upstream_files" | sha256sum | cut -c1-12)
-	src=$SQCQ_CACHE/ksrc-$key
-	if [ ! -f "$src/.done" ]; then
-		log "extracting upstream files from $tarball"
-		rm -rf "$src.tmp"; mkdir -p "$src.tmp"
-		top=$(basename "$tarball" .tar.xz)
-		# shellcheck disable=SC2046
-		tar -xJf "$tarball" -C "$src.tmp" --strip-components=1 "$top/Makefile" \
-			$(printf "$top/%s " $upstream_files) ||
-			die "could not extract $upstream_files from $tarball"
-		touch "$src.tmp/.done"; rm -rf "$src"; mv "$src.tmp" "$src"
-	fi
-	src_ver=$(sed -n 's/^VERSION = //p; s/^PATCHLEVEL = //p; s/^SUBLEVEL = //p' "$src/Makefile" | paste -sd.)
-fi
+src=$(ksrc_dir)
+src_ver=$(ksrc_version "$src")
+upstream_files=$(upstream_files)
 [ "$src_ver" = "$kdir_ver" ] ||
 	die "kernel source is $src_ver but KDIR is $kdir_ver: the patched files must match the headers (apt-get install $SQCQ_KSRC_PKG linux-headers-$SQCQ_KVER with the same version, or set KSRC/KDIR)"
 

@@ -437,8 +437,8 @@ bool vhost_sqcq_kick(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 		if (p->empty_since)
 			sqcq_policy_sample(&p->policy, &p->params,
 					   now - p->empty_since);
-		/* The inline service below runs until the ring is empty. */
-		p->empty_since = now;
+		/* vhost_sqcq_kick_done() stamps the end of the inline service. */
+		p->empty_since = 0;
 		WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
 	} else {
 		set_bit(SQCQ_WAKE_PENDING, &p->flags);
@@ -452,6 +452,30 @@ bool vhost_sqcq_kick(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 out:
 	mutex_unlock(&vq->mutex);
 	return taken;
+}
+
+/**
+ * vhost_sqcq_kick_done - the kick handler serviced a polled vq itself
+ * @sv: the vq's poller state
+ * @vq: the vq
+ *
+ * Called after the device serviced @vq because vhost_sqcq_kick() returned
+ * false.  The ring is empty now: the next kick measures the gap from here.
+ */
+void vhost_sqcq_kick_done(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
+{
+	struct vhost_sqcq_poller *p;
+	unsigned long flags;
+
+	mutex_lock(&vq->mutex);
+	p = sv->poller;
+	if (p) {
+		spin_lock_irqsave(&p->lock, flags);
+		if (p->asleep && !p->empty_since)
+			p->empty_since = local_clock();
+		spin_unlock_irqrestore(&p->lock, flags);
+	}
+	mutex_unlock(&vq->mutex);
 }
 
 /* --- debugfs --------------------------------------------------------- */

@@ -44,6 +44,7 @@ int vhost_sqcq_sync(struct vhost_dev *dev, unsigned int first_vq, bool want,
 		    const struct vhost_sqcq_ops *ops,
 		    struct vhost_sqcq_poller **pp);
 bool vhost_sqcq_kick(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq);
+void vhost_sqcq_kick_done(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq);
 int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv);
 int vhost_sqcq_init(void);
 void vhost_sqcq_exit(void);
