@@ -3,7 +3,7 @@
 
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--backstore fileio|rd_mcp|null_blk]
-                 [--role auto|vm|local] [--out DIR]
+                 [--role auto|vm|local] [--host-params P] [--out DIR]
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--repeats", type=int)
     ap.add_argument("--backstore", default="fileio", choices=["fileio", "rd_mcp", "null_blk"])
     ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
+    ap.add_argument("--host-params", default="",
+                    help="vhost_scsi module parameters, e.g. 'sqcq_spin_max_us=400'")
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -64,6 +66,7 @@ def main():
     os.makedirs(out, exist_ok=True)
 
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore)
+    plan["host"]["vhost_scsi_params"] = a.host_params
     for m in mode_list:
         steps = []
         for t in tests:

@@ -5,14 +5,14 @@
 # passes with the poller doing the work), sleeps when the guest idles
 # (~0 CPU two seconds after I/O stops, no wakeups meanwhile), and the next
 # kick wakes it.  Policy tuned so that spinning always pays (a 1 s
-# ceiling) and the poller sleeps 2 ms after the last request, to make the
+# ceiling) and the poller sleeps 200 us after the last request, to make the
 # sleep/wake sequence deterministic.
 # timeout: 900
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 run_plan --modes sqcq-poll --check-bad-params \
-	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=2000" \
+	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200" --runtime 5 \
 	--steps verify,pollers:1,rw:randread:32,idle:1,rw:randread:1
 s=sqcq-poll
 python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \

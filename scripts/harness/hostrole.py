@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -46,9 +47,12 @@ class Host:
         return p
 
     # -- modules ---------------------------------------------------------
+    keeper = None
+
     def load_modules(self):
         if self.role == "vm":
             self.sh("modprobe kvm_amd nested=1")
+            self.start_keeper()
         elif not os.path.exists("/dev/kvm"):
             raise HostError("/dev/kvm missing: load kvm_intel or kvm_amd on this host")
         self.sh("modprobe -a vhost target_core_mod target_core_file target_core_iblock")
@@ -63,6 +67,19 @@ class Host:
             self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {h.get('vhost_scsi_params', '')}")
         else:
             self.sh(f"modprobe vhost_scsi {h.get('vhost_scsi_params', '')}")
+
+    def start_keeper(self):
+        """An idle VM for the whole run (see scripts/host/kvm_keeper.py)."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host", "kvm_keeper.py")
+        self.keeper = subprocess.Popen([sys.executable, path], stdout=subprocess.PIPE, text=True)
+        line = self.keeper.stdout.readline().strip()
+        if not line.startswith("ready"):
+            raise HostError(f"the KVM keeper VM did not start ({self.keeper.wait(10)}): {line}")
+
+    def stop_keeper(self):
+        if self.keeper and self.keeper.poll() is None:
+            self.keeper.terminate()
+            self.keeper.wait(10)
 
     def unload_modules(self):
         """rmmod vhost_scsi once QEMU is gone: must succeed (no leaked refs).
@@ -313,6 +330,7 @@ def run_plan(plan, out, role):
         if counter_src:
             counter_src.teardown()
         host.teardown_lio()
+        host.stop_keeper()
         ok, msg = host.unload_modules()
         summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
                                  **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
