@@ -75,6 +75,7 @@ def main():
                               "type": "fio", "measure": True, "timeout": runtime + 180,
                               "args": P.fio_args(m, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
                                                  numjobs=t["numjobs"], runtime=runtime)})
+        steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
         plan["guests"].append(P.guest(m, m, modes, steps))
     P.write(plan, os.path.join(out, "plan.json"))
     cells = len(mode_list) * len(tests) * repeats
@@ -90,11 +91,17 @@ def main():
     except (OSError, ValueError):
         sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/run/l1-console.log")
     rows = R.table(summary, mode_list, [test_name(t) for t in tests])
+    idle = R.idle_lines(summary)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
-                f"best of {repeats}, backstore {a.backstore}\n\n{R.render_markdown(rows)}\n")
+                f"best of {repeats}, backstore {a.backstore}, host parameters "
+                f"'{a.host_params or 'defaults'}'\n\n{R.render_markdown(rows)}\n")
+        if idle:
+            f.write("\nIdle cost:\n\n" + "".join(f"- {x}\n" for x in idle))
     print()
     print(R.render_text(rows))
+    for x in idle:
+        print("idle: " + x)
     print(f"\nreport: {out}/report.md")
     if "error" in summary.get("host", {}):
         print(f"matrix: host error: {summary['host']['error']}")

@@ -10,9 +10,9 @@ set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 run_plan --modes baseline,poll-queue --steps qd1
 python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
-	--expect baseline:randread-qd1:ios'>'100 \
-	--expect baseline:randread-qd1:guest_irqs'>'0.5 \
-	--expect baseline:randread-qd1:kicks'>'0.5 \
-	--expect poll-queue:randread-qd1:ios'>'100 \
-	--expect poll-queue:randread-qd1:kicks'>'0.5 \
-	--expect poll-queue:randread-qd1:guest_irqs'<'0.1
+	--expect baseline:randread-qd1-0:ios'>'100 \
+	--expect baseline:randread-qd1-0:guest_irqs'>'0.5 \
+	--expect baseline:randread-qd1-0:kicks'>'0.5 \
+	--expect poll-queue:randread-qd1-0:ios'>'100 \
+	--expect poll-queue:randread-qd1-0:kicks'>'0.5 \
+	--expect poll-queue:randread-qd1-0:guest_irqs'<'0.1

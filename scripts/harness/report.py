@@ -1,8 +1,11 @@
 """Turn a run's summary.json into tables (pure: testable on recorded data)."""
+import re
+
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
 
 COLS = [("iops", "IOPS", "{:,.0f}"), ("exits", "exits/IO", "{:.2f}"),
         ("kicks", "kicks/IO", "{:.2f}"), ("irq_injections", "inj/IO", "{:.2f}"),
-        ("guest_irqs", "irqs/IO", "{:.2f}")]
+        ("guest_irqs", "irqs/IO", "{:.2f}"), ("poller_cpu", "poller CPU%", "{:.0f}")]
 
 
 def cells(summary):
@@ -14,7 +17,7 @@ def cells(summary):
     """
     out = {}
     for st in summary.get("steps", []):
-        if "per_io" not in st and not st.get("measured"):
+        if not CELL.match(st["step"]):
             continue
         test = st["step"].split("#")[0]
         key = (test, st["guest"])
@@ -27,6 +30,9 @@ def cells(summary):
 def value(st, field):
     if field == "iops":
         return st.get("iops")
+    if field == "poller_cpu":
+        p = st.get("poller", {})
+        return p.get("cpu_pct") if p.get("pollers") else None
     return st.get("per_io", {}).get(field)
 
 
@@ -82,3 +88,15 @@ def render_markdown(rows):
         else:
             out.append("| " + " | ".join([t, m, v["iops"], v["ratio"]] + [v[f] for f, _, _ in COLS[1:]]) + " |")
     return "\n".join(out)
+
+
+def idle_lines(summary):
+    """'mode: poller CPU x% (n pollers)' for each mode's idle step."""
+    out = []
+    for st in summary.get("steps", []):
+        if st["step"] == "idle-after-io" and "poller" in st:
+            p = st["poller"]
+            out.append(f"{st['guest']}: {p['cpu_pct']:.1f}% poller CPU over {p['seconds']:.0f} s, "
+                       f"starting 2 s after I/O stopped ({p['pollers']} pollers, "
+                       f"{p.get('wakeups', 0)} wakeups)")
+    return out
