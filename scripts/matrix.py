@@ -39,6 +39,8 @@ def main():
     ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
     ap.add_argument("--host-params", default="",
                     help="vhost_scsi module parameters, e.g. 'sqcq_spin_max_us=400'")
+    ap.add_argument("--host-setup", action="append", default=[],
+                    help="shell command run in the host role before the guests (repeatable)")
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -67,6 +69,7 @@ def main():
 
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore)
     plan["host"]["vhost_scsi_params"] = a.host_params
+    plan["host"]["setup"] = a.host_setup
     for m in mode_list:
         steps = []
         for t in tests:

@@ -51,6 +51,11 @@ class Host:
 
     def load_modules(self):
         if self.role == "vm":
+            # Nested guests crashed (double fault at the syscall entry) in
+            # runs where the host VM's THP was on and its CPUs were busy;
+            # none have with THP off.  Under TCG, collapsing huge pages
+            # changes the nested page tables while the guest runs.
+            self.sh("echo never > /sys/kernel/mm/transparent_hugepage/enabled")
             self.sh("modprobe kvm_amd nested=1")
             self.start_keeper()
         elif not os.path.exists("/dev/kvm"):
@@ -292,6 +297,8 @@ def run_plan(plan, out, role):
     try:
         host.load_modules()
         summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
+        for c in plan["host"].get("setup", []):
+            host.sh(c)
         host.load_vhost_scsi()
         host.setup_lio()
         try:
