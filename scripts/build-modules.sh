@@ -63,6 +63,7 @@ done <"$series"
 install -m644 "$SQCQ_TOP/scripts/kbuild/Kbuild" "$stage/Kbuild"
 install -m644 "$SQCQ_TOP/scripts/kbuild/Kbuild.vhost" "$stage/drivers/vhost/Kbuild"
 install -m644 "$SQCQ_TOP/scripts/kbuild/Kbuild.scsi" "$stage/drivers/scsi/Kbuild"
+install -D -m644 "$SQCQ_TOP/scripts/kbuild/Kbuild.virtio" "$stage/drivers/virtio/Kbuild"
 
 mkdir -p "$out"
 (cd "$stage" && find . -type f) | while read -r f; do
@@ -77,7 +78,7 @@ rm -rf "$stage"
 log "building modules ($n patches) against $KDIR"
 make -C "$KDIR" M="$out" -j"$(nproc)" modules >"$SQCQ_BUILD/kbuild.log" 2>&1 ||
 	die "module build failed: $(grep -m3 -E 'error|Error' "$SQCQ_BUILD/kbuild.log" | tr '\n' ' ') (log: $SQCQ_BUILD/kbuild.log)"
-for m in drivers/vhost/vhost_scsi.ko drivers/scsi/virtio_scsi.ko; do
+for m in drivers/vhost/vhost_scsi.ko drivers/scsi/virtio_scsi.ko drivers/virtio/virtio_sqcq.ko; do
 	[ -f "$out/$m" ] || die "build finished but $out/$m is missing (log: $SQCQ_BUILD/kbuild.log)"
 done
-log "built $out/drivers/vhost/vhost_scsi.ko $out/drivers/scsi/virtio_scsi.ko"
+log "built vhost_scsi.ko virtio_scsi.ko virtio_sqcq.ko in $out/drivers"

@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--host-module", default="project", choices=["project", "stock"])
     ap.add_argument("--guest-module", default="project", choices=["project", "stock"])
     ap.add_argument("--host-params", default="", help="vhost_scsi module parameters")
+    ap.add_argument("--guest-params", default="", help="the guest's virtio_sqcq module parameters")
+    ap.add_argument("--check-guest-bad-params", action="store_true",
+                    help="first check in the guest that invalid virtio_sqcq parameters are refused")
     ap.add_argument("--sqcq-poll", choices=["on", "off"], help="override the mode's QEMU property")
     ap.add_argument("--check-bad-params", action="store_true",
                     help="first check that invalid vhost_scsi parameters are refused")
@@ -69,7 +72,9 @@ def main():
         if mode not in modes["modes"]:
             sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
         g = P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),
-                    guest_module=a.guest_module)
+                    guest_module=a.guest_module, guest_params=a.guest_params)
+        if a.check_guest_bad_params:
+            g["steps"].insert(0, P.guest_bad_param_check())
         if a.sqcq_poll:
             g["device_props"] = "sqcq_poll=on" if a.sqcq_poll == "on" else ""
         plan["guests"].append(g)

@@ -79,5 +79,25 @@ class T(unittest.TestCase):
         self.assertAlmostEqual(p["fast_mmio"], 0.5)
 
 
+class Pollers(unittest.TestCase):
+    HOST = "owner_pid 200\npid 210\nstate asleep\nbudget_ns 4000\nema_ns 90000\n" \
+           "sleeps 7\nwakeups 7\nvq2 work 100 kicks 8 inline_kicks 1\nvq3 work 50 kicks 2 inline_kicks 0\n"
+
+    def test_host_stats(self):
+        st = C.parse_poller_stats(self.HOST)
+        self.assertEqual(st["vq_work"], 150)
+        self.assertEqual(st["vq_kicks"], 10)
+        self.assertEqual(st["sleeps"], 7)
+        self.assertNotIn("state", st)
+
+    def test_guest_stats_and_cpu(self):
+        out = ("pid 55\nbudget_ns 100\nsleeps 2\nvq2 reaped 10 irqs 3 irqs_inline 1\n@@NEXT\n"
+               "pid 56\nsleeps 1\nvq2 reaped 5 irqs 0 irqs_inline 0\n@@NEXT\n@@CPU\n"
+               "55 (virtio-sqcq-virtio1) S 2 0 0 0 -1 2129984 0 0 0 0 7 9 0 0\n")
+        g = C.parse_guest_pollers(out)
+        self.assertEqual((g["pollers"], g["vq_reaped"], g["sleeps"], g["cpu_ticks"]), (2, 15, 3, 16))
+        self.assertEqual(C.parse_guest_pollers("@@CPU\n"), {"pollers": 0, "cpu_ticks": 0})
+
+
 if __name__ == "__main__":
     sys.exit(0 if unittest.main(exit=False).result.wasSuccessful() else 1)

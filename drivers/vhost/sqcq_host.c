@@ -36,42 +36,13 @@
 #include <linux/slab.h>
 #include <linux/tick.h>
 #include <linux/virtio_sqcq.h>
+#include <linux/virtio_sqcq_param.h>
 #include <linux/virtio_sqcq_policy.h>
 
 #include "vhost.h"
 #include "sqcq_host.h"
 
 /* --- tunables --------------------------------------------------------- */
-
-struct sqcq_uint_param {
-	unsigned int val, min, max;
-};
-
-static int sqcq_param_set(const char *s, const struct kernel_param *kp)
-{
-	struct sqcq_uint_param *p = kp->arg;
-	unsigned int v;
-
-	if (kstrtouint(s, 0, &v) || v < p->min || v > p->max) {
-		pr_err("%s=%s is invalid: must be an integer in [%u, %u]\n",
-		       kp->name, s, p->min, p->max);
-		return -EINVAL;
-	}
-	WRITE_ONCE(p->val, v);
-	return 0;
-}
-
-static int sqcq_param_get(char *buf, const struct kernel_param *kp)
-{
-	struct sqcq_uint_param *p = kp->arg;
-
-	return sysfs_emit(buf, "%u\n", READ_ONCE(p->val));
-}
-
-static const struct kernel_param_ops sqcq_uint_ops = {
-	.set = sqcq_param_set,
-	.get = sqcq_param_get,
-};
 
 static struct sqcq_uint_param sqcq_enable = { 1, 0, 1 };
 module_param_cb(sqcq_enable, &sqcq_uint_ops, &sqcq_enable, 0644);

@@ -21,10 +21,11 @@ fio=$(command -v fio) || die "fio missing: install fio (make deps)"
 moddir=/lib/modules/$SQCQ_KVER
 [ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep missing: install linux-image-$SQCQ_KVER (make deps)"
 proj_ko=$SQCQ_BUILD/kmod/drivers/scsi/virtio_scsi.ko
-[ -f "$proj_ko" ] || die "$proj_ko missing: run 'make modules' first"
+proj_lib=$SQCQ_BUILD/kmod/drivers/virtio/virtio_sqcq.ko
+[ -f "$proj_ko" ] && [ -f "$proj_lib" ] || die "$proj_ko or $proj_lib missing: run 'make modules' first"
 
 out=$SQCQ_BUILD/guest/initramfs.cpio.gz
-key=$(cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$fio" /bin/busybox | sha256sum | cut -c1-16)
+key=$(cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$proj_lib" "$fio" /bin/busybox | sha256sum | cut -c1-16)
 if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	[ $print = 1 ] && echo "$out"
 	exit 0
@@ -59,6 +60,7 @@ for m in $( { deps_of virtio_scsi; deps_of sd_mod; } | awk '!seen[$0]++'); do
 	[ "$name" = virtio_scsi ] || echo "$name" >>"$root/lib/deps"
 done
 cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
+cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"
 mkdir -p "$(dirname "$out")"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
 mv "$out.tmp" "$out"; echo "$key" >"$out.key"

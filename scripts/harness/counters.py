@@ -236,3 +236,31 @@ def thread_cpu_ticks(prefix, proc="/proc"):
                 fields = st[st.rindex(")") + 2:].split()
                 ticks += int(fields[11]) + int(fields[12])
     return ticks
+
+
+GUEST_POLLER_CMD = ("for f in /sys/kernel/debug/virtio-sqcq/*/stats; do [ -f $f ] && cat $f && echo @@NEXT; done; "
+                    "echo @@CPU; cat /proc/[0-9]*/task/*/stat 2>/dev/null | grep '(virtio-sqcq' || true")
+
+
+def parse_guest_pollers(text):
+    """Output of GUEST_POLLER_CMD -> summed CQ poller counters and CPU ticks."""
+    stats_part, _, cpu_part = text.partition("@@CPU")
+    total = {"pollers": 0}
+    for chunk in stats_part.split("@@NEXT"):
+        st = parse_poller_stats(chunk)
+        if not st:
+            continue
+        total["pollers"] += 1
+        for k, v in st.items():
+            if k in ("pid", "budget_ns", "ema_ns"):
+                total[k] = v
+            else:
+                total[k] = total.get(k, 0) + v
+    ticks = 0
+    for line in cpu_part.splitlines():
+        if "(" in line and ")" in line:
+            fields = line[line.rindex(")") + 2:].split()
+            if len(fields) > 12:
+                ticks += int(fields[11]) + int(fields[12])
+    total["cpu_ticks"] = ticks
+    return total

@@ -183,6 +183,7 @@ def run_fio(g, gdir, step, counter_src):
     args = " ".join(shlex.quote(a) for a in step["args"])
     res = {}
     measure = step.get("measure", False) and counter_src is not None
+    _, gp0 = g.run(counters.GUEST_POLLER_CMD)
     if measure:
         rc, irq0 = g.run("cat /proc/interrupts")
         counter_src.begin()
@@ -192,6 +193,8 @@ def run_fio(g, gdir, step, counter_src):
     if measure:
         kvm = counter_src.end()
         _, irq1 = g.run("cat /proc/interrupts")
+    _, gp1 = g.run(counters.GUEST_POLLER_CMD)
+    res["guest_poller"] = guest_poller_delta(gp0, gp1, res["poller"]["seconds"])
     _, ftext = g.run(f"cat {jpath}")
     _, log = g.run(f"cat /tmp/o.{cid}")
     with open(os.path.join(gdir, f"{name}.fio.json"), "w") as f:
@@ -255,6 +258,20 @@ class PollerSample:
         d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / os.sysconf("SC_CLK_TCK") / (t1 - t0), 2)
         d["seconds"] = round(t1 - t0, 2)
         return d
+
+
+def guest_poller_delta(before, after, seconds):
+    """CQ poller counters and CPU between two GUEST_POLLER_CMD outputs."""
+    b, a = counters.parse_guest_pollers(before), counters.parse_guest_pollers(after)
+    d = {k: v for k, v in counters.diff(a, b).items()
+         if k not in ("budget_ns", "ema_ns", "pid", "pollers")}
+    d["pollers"] = a["pollers"]
+    for k in ("budget_ns", "ema_ns"):
+        if k in a:
+            d[k] = a[k]
+    # The guest's USER_HZ is 100 on x86.
+    d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / 100 / seconds, 2) if seconds else 0.0
+    return d
 
 
 def run_idle(step):

@@ -52,12 +52,16 @@ def new_plan(name, paths, backstore="fileio", size_mb=1024, host_module="project
     }
 
 
-def guest(name, mode, modes, steps, guest_module="project"):
+def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
     """A guest set up for a mode: its module load and disk wait come first."""
     m = modes["modes"][mode]
     g = modes["guest"]
-    ko = "/lib/sqcq/virtio_scsi.ko" if guest_module == "project" else "/lib/stock/virtio_scsi.ko"
     params = f"virtscsi_poll_queues={m['poll_queues']}" if m.get("poll_queues") else ""
+    guest_params = " ".join(x for x in (m.get("guest_params", ""), guest_params) if x)
+    if guest_module == "project":
+        ko = f"/lib/sqcq/virtio_sqcq.ko {guest_params} && insmod /lib/sqcq/virtio_scsi.ko"
+    else:
+        ko = "/lib/stock/virtio_scsi.ko"
     props = "sqcq_poll=on" if m.get("sqcq_poll") else ""
     setup = [
         {"name": "load-virtio_scsi", "type": "sh",
@@ -117,3 +121,16 @@ def bad_param_checks(ko):
                     "cmd": f"echo sqcq-check-{i} >/dev/kmsg; insmod {ko} {params}; rc=$?; "
                            f"dmesg | sed -n '/sqcq-check-{i}/,$p'; exit $rc"})
     return out
+
+
+def guest_bad_param_check():
+    """Guest step: invalid virtio_sqcq parameters are refused, by name."""
+    cases = ["sqcq_spin_max_us=5000000", "sqcq_ema_shift=9", "sqcq_cq=2",
+             "sqcq_spin_min_us=300 sqcq_spin_max_us=100"]
+    msgs = ["sqcq_spin_max_us=5000000 is invalid", "sqcq_ema_shift=9 is invalid",
+            "sqcq_cq=2 is invalid", "sqcq_spin_min_us=300 exceeds sqcq_spin_max_us=100"]
+    tries = "; ".join(f"insmod /lib/sqcq/virtio_sqcq.ko {c} && {{ echo 'accepted {c}'; exit 1; }}"
+                      for c in cases)
+    greps = " && ".join(f"dmesg | grep -q '{m}'" for m in msgs)
+    return {"name": "bad-guest-params", "type": "sh",
+            "cmd": f"{tries}; {greps} || {{ echo 'a refusal message is missing:'; dmesg | tail -8; exit 1; }}"}

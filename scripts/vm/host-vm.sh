@@ -45,34 +45,50 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$virtiofsd" --socket-path="$run/root.sock" -o source=/ -o cache=always \
-	-o sandbox=chroot >"$out/virtiofsd-root.log" 2>&1 &
-pids+=($!)
-"$virtiofsd" --socket-path="$run/out.sock" -o source="$out" -o cache=none \
-	-o sandbox=chroot >"$out/virtiofsd-out.log" 2>&1 &
-pids+=($!)
-for s in root out; do
-	for _ in $(seq 50); do [ -S "$run/$s.sock" ] && break; sleep 0.1; done
-	[ -S "$run/$s.sock" ] || die "virtiofsd for '$s' did not start (log: $out/virtiofsd-$s.log)"
-done
-
-log "host VM: booting (timeout ${timeout_s}s; console: $out/l1-console.log)"
-t0=$(date +%s)
-set +e
-timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "$smp" -m "${mem}M" \
-	-object memory-backend-memfd,id=mem,size="${mem}M",share=on -numa node,memdev=mem \
-	-chardev socket,id=root,path="$run/root.sock" \
-	-device vhost-user-fs-pci,chardev=root,tag=rootfs \
-	-chardev socket,id=out,path="$run/out.sock" \
-	-device vhost-user-fs-pci,chardev=out,tag=out \
-	-nodefaults -display none -serial stdio -no-reboot \
-	-kernel "$kernel" \
-	-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
-	</dev/null >"$out/l1-console.log" 2>&1
-qrc=$?
-set -e
-log "host VM: exited after $(( $(date +%s) - t0 ))s"
+boot() {
+	# virtiofsd exits when its VM disconnects: one pair per boot.
+	rm -f "$run"/*.sock
+	"$virtiofsd" --socket-path="$run/root.sock" -o source=/ -o cache=always \
+		-o sandbox=chroot >"$out/virtiofsd-root.log" 2>&1 &
+	pids+=($!)
+	"$virtiofsd" --socket-path="$run/out.sock" -o source="$out" -o cache=none \
+		-o sandbox=chroot >"$out/virtiofsd-out.log" 2>&1 &
+	pids+=($!)
+	for s in root out; do
+		for _ in $(seq 50); do [ -S "$run/$s.sock" ] && break; sleep 0.1; done
+		[ -S "$run/$s.sock" ] || die "virtiofsd for '$s' did not start (log: $out/virtiofsd-$s.log)"
+	done
+	log "host VM: booting (timeout ${timeout_s}s; console: $out/l1-console.log)"
+	t0=$(date +%s)
+	set +e
+	timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+		-accel tcg -cpu max -smp "$smp" -m "${mem}M" \
+		-object memory-backend-memfd,id=mem,size="${mem}M",share=on -numa node,memdev=mem \
+		-chardev socket,id=root,path="$run/root.sock" \
+		-device vhost-user-fs-pci,chardev=root,tag=rootfs \
+		-chardev socket,id=out,path="$run/out.sock" \
+		-device vhost-user-fs-pci,chardev=out,tag=out \
+		-nodefaults -display none -serial stdio -no-reboot \
+		-kernel "$kernel" \
+		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
+		</dev/null >"$out/l1-console.log" 2>&1
+	qrc=$?
+	set -e
+	log "host VM: exited after $(( $(date +%s) - t0 ))s"
+}
+boot
+# Under TCG, a CPU can execute a stale copy of kernel text that another CPU
+# is live-patching (static keys) and oops on a leftover int3.  If that kills
+# the host VM while its kernel is still booting, before the plan started,
+# nothing of ours ran: say so and boot once more.  Any other failure, or
+# the same one later, ends the run.
+if [ ! -f "$out/l1-rc" ] && ! grep -q '^SQCQ-L1: up' "$out/l1-console.log" &&
+	grep -q 'Oops: int3' "$out/l1-console.log"; then
+	mv "$out/l1-console.log" "$out/l1-console.boot-crash.log"
+	echo "warning: the host VM oopsed on a stray int3 while booting (TCG live-patching race, before the plan started; log: $out/l1-console.boot-crash.log); booting it again, once" >&2
+	echo "host VM boot crash (int3) retried once" >>"$out/l1-boot-retries"
+	boot
+fi
 [ $qrc -eq 124 ] || [ $qrc -eq 137 ] &&
 	die "host VM did not finish within ${timeout_s}s; killed (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
 [ -f "$out/l1-rc" ] ||

@@ -47,6 +47,11 @@ def main():
             line += (f"  poller: work={pl.get('vq_work', 0)} kicks={pl.get('vq_kicks', 0)} "
                      f"inline={pl.get('vq_inline_kicks', 0)} sleeps={pl.get('sleeps', 0)} "
                      f"wakeups={pl.get('wakeups', 0)} cpu={pl.get('cpu_pct', 0)}%")
+        gp = st.get("guest_poller", {})
+        if gp.get("pollers"):
+            line += (f"  cq: reaped={gp.get('vq_reaped', 0)} irqs={gp.get('vq_irqs', 0)} "
+                     f"inline={gp.get('vq_irqs_inline', 0)} sleeps={gp.get('sleeps', 0)} "
+                     f"wakeups={gp.get('wakeups', 0)} cpu={gp.get('cpu_pct', 0)}%")
         print(line)
         if not st["ok"]:
             print(f"FAIL: {st['guest']}/{st['step']}: {st.get('error', '?')}")
