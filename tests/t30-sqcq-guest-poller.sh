@@ -20,6 +20,8 @@ python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:verify-write:guest_poller.vq_reaped'>'1000 \
 	--expect sqcq-poll:randread-qd32-4:guest_poller.vq_reaped'>'1000 \
 	--expect sqcq-poll:idle-5:poller.wakeups'<'1 \
+	--expect sqcq-poll:idle-5:guest_poller.wakeups'<'1 \
+	--expect sqcq-poll:idle-5:guest_poller.cpu_pct'<'1 \
 	--expect sqcq-poll:randread-qd1-6:guest_poller.wakeups_by_irq'>'0.5 \
 	--expect sqcq-poll:randread-qd1-6:poller.wakeups_by_kick'>'0.5 \
 	--expect poll-sqcq:verify-write:iops'>'1 \

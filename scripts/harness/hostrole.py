@@ -151,7 +151,7 @@ def run_steps(host, g, gdir, guest_plan, counter_src):
             elif step["type"] == "fio":
                 res.update(run_fio(g, gdir, step, counter_src))
             elif step["type"] == "idle":
-                res.update(run_idle(step))
+                res.update(run_idle(step, g))
             elif step["type"] == "pollers":
                 n = counters.poller_stats()["pollers"]
                 res["pollers"] = n
@@ -274,17 +274,21 @@ def guest_poller_delta(before, after, seconds):
     return d
 
 
-def run_idle(step):
-    """Let the guest idle, then measure what the pollers cost meanwhile."""
+def run_idle(step, g):
+    """Let the guest idle, then measure what the pollers (both sides) cost."""
     time.sleep(step.get("settle", 2))
+    _, gp0 = g.run(counters.GUEST_POLLER_CMD)
     p0, t0 = PollerSample.take()
     time.sleep(step.get("seconds", 2))
     d = PollerSample.since(p0, t0)
-    res = {"poller": d, "ok": True}
+    _, gp1 = g.run(counters.GUEST_POLLER_CMD)
+    gd = guest_poller_delta(gp0, gp1, d["seconds"])
+    res = {"poller": d, "guest_poller": gd, "ok": True}
     limit = step.get("max_cpu_pct")
-    if limit is not None and d["cpu_pct"] > limit:
-        res["ok"] = False
-        res["error"] = f"pollers used {d['cpu_pct']}% CPU while the guest was idle (limit {limit}%)"
+    for side, x in (("host SQ", d), ("guest CQ", gd)):
+        if limit is not None and x["cpu_pct"] > limit:
+            res["ok"] = False
+            res["error"] = f"{side} pollers used {x['cpu_pct']}% CPU while the guest was idle (limit {limit}%)"
     return res
 
 

@@ -5,7 +5,8 @@ CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
 
 COLS = [("iops", "IOPS", "{:,.0f}"), ("exits", "exits/IO", "{:.2f}"),
         ("kicks", "kicks/IO", "{:.2f}"), ("irq_injections", "inj/IO", "{:.2f}"),
-        ("guest_irqs", "irqs/IO", "{:.2f}"), ("poller_cpu", "poller CPU%", "{:.0f}")]
+        ("guest_irqs", "irqs/IO", "{:.2f}"), ("poller_cpu", "SQ CPU%", "{:.0f}"),
+        ("guest_poller_cpu", "CQ CPU%", "{:.0f}")]
 
 
 def cells(summary):
@@ -30,8 +31,8 @@ def cells(summary):
 def value(st, field):
     if field == "iops":
         return st.get("iops")
-    if field == "poller_cpu":
-        p = st.get("poller", {})
+    if field in ("poller_cpu", "guest_poller_cpu"):
+        p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
     return st.get("per_io", {}).get(field)
 
@@ -96,7 +97,10 @@ def idle_lines(summary):
     for st in summary.get("steps", []):
         if st["step"] == "idle-after-io" and "poller" in st:
             p = st["poller"]
-            out.append(f"{st['guest']}: {p['cpu_pct']:.1f}% poller CPU over {p['seconds']:.0f} s, "
-                       f"starting 2 s after I/O stopped ({p['pollers']} pollers, "
-                       f"{p.get('wakeups', 0)} wakeups)")
+            gp = st.get("guest_poller", {})
+            out.append(f"{st['guest']}: host SQ pollers {p['cpu_pct']:.1f}% CPU "
+                       f"({p['pollers']} running, {p.get('wakeups', 0)} wakeups), guest CQ pollers "
+                       f"{gp.get('cpu_pct', 0):.1f}% ({gp.get('pollers', 0)} running, "
+                       f"{gp.get('wakeups', 0)} wakeups), over {p['seconds']:.0f} s "
+                       f"starting 2 s after I/O stopped")
     return out
