@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Description: the NEED_WAKEUP handshake model (tests/model/sqcq.pml) under
-# spin: the real protocol must never strand a request, and each mutation
-# that removes one side's full barrier must produce a counterexample (if a
-# mutation passes, the model cannot see the bug it exists to catch).
+# Description: the NEED_WAKEUP handshake models under spin, submission side
+# (tests/model/sq.pml: guest kicks, host SQ poller) and completion side
+# (tests/model/cq.pml: device interrupts, guest CQ poller).  The protocol
+# must never strand a request; each mutation that removes one full barrier
+# or the wake-pending check must produce a counterexample (if a mutation
+# passes, the model cannot see the bug it exists to catch).
 # timeout: 300
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib/common.sh"
 out=${SQCQ_TEST_OUT:?}
 need_cmd spin gcc
-model=$SQCQ_TOP/tests/model/sqcq.pml
 fail=0
 
-# check NAME EXPECT(pass|fail) [-Dmacro]
+# check MODEL NAME EXPECT(pass|fail) [-Dmacro]
 check() {
-	local name=$1 expect=$2 d=$out/$1
-	shift 2
+	local model=$SQCQ_TOP/tests/model/$1.pml name=$2 expect=$3 d=$out/$2
+	shift 3
 	mkdir -p "$d"
 	(cd "$d" && spin -a "$@" "$model" >spin.log 2>&1 &&
 		gcc -O2 -DSAFETY -o pan pan.c >>spin.log 2>&1 &&
@@ -34,8 +35,12 @@ check() {
 		echo "FAIL: $name: expected $expect, pan reported $errors errors (log: $d/pan.log)"; fail=1
 	fi
 }
-check sq-protocol pass
-check sq-no-guest-mb fail -DNO_GUEST_MB
-check sq-no-host-mb fail -DNO_HOST_MB
-check sq-no-wake-pending fail -DNO_WAKE_PENDING
+check sq sq-protocol pass
+check sq sq-no-guest-mb fail -DNO_GUEST_MB
+check sq sq-no-host-mb fail -DNO_HOST_MB
+check sq sq-no-wake-pending fail -DNO_WAKE_PENDING
+check cq cq-protocol pass
+check cq cq-no-device-mb fail -DNO_DEVICE_MB
+check cq cq-no-guest-mb fail -DNO_GUEST_MB
+check cq cq-no-wake-pending fail -DNO_WAKE_PENDING
 exit $fail
