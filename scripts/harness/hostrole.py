@@ -152,6 +152,13 @@ def run_steps(host, g, gdir, guest_plan, counter_src):
                 res.update(run_fio(g, gdir, step, counter_src))
             elif step["type"] == "idle":
                 res.update(run_idle(step, g))
+            elif step["type"] == "guest_pollers":
+                _, text = g.run(counters.GUEST_POLLER_CMD)
+                n = counters.parse_guest_pollers(text)["pollers"]
+                res["guest_pollers"] = n
+                res["ok"] = n == step["count"]
+                if not res["ok"]:
+                    res["error"] = f"{n} guest CQ pollers running, expected {step['count']}"
             elif step["type"] == "pollers":
                 n = counters.poller_stats()["pollers"]
                 res["pollers"] = n
