@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Run the fio matrix on nested VMs and print a table (the main job).
 
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
@@ -95,12 +95,31 @@ def main():
         sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/run/l1-console.log")
     rows = R.table(summary, mode_list, [test_name(t) for t in tests])
     idle = R.idle_lines(summary)
+    names = [test_name(t) for t in tests]
+    with open(os.path.join(P.TOP, "bench", "anchors.toml"), "rb") as f:
+        anchors = tomllib.load(f)
+    try:
+        pngs = R.plots(summary, mode_list, names, out)
+    except ImportError as e:
+        pngs = []
+        print(f"matrix: no plots ({e}); install python3-matplotlib (make deps)")
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
                 f"best of {repeats}, backstore {a.backstore}, host parameters "
-                f"'{a.host_params or 'defaults'}'\n\n{R.render_markdown(rows)}\n")
+                f"'{a.host_params or 'defaults'}'\n\n"
+                f"Per-I/O counts: exits = all VM exits of the guest (host KVM), kicks = "
+                f"notification (MMIO) exits, inj = interrupt injections, irqs = the guest's "
+                f"request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ poller threads.\n\n"
+                f"{R.render_markdown(rows)}\n")
         if idle:
-            f.write("\nIdle cost:\n\n" + "".join(f"- {x}\n" for x in idle))
+            f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
+        f.write("\n## Ratios to baseline beside the proposal's\n\n"
+                "Source: bench/anchors.toml (the RFC authors' tables; 16 vCPUs, NVMe). "
+                "Absolute IOPS are not comparable (nested, 2 cores); ratios are.\n\n"
+                + R.anchor_markdown(summary, mode_list, names, anchors) + "\n")
+        if pngs:
+            f.write("\n## Plots\n\n" + "".join(f"![{os.path.basename(p)}]({os.path.basename(p)})\n"
+                                                for p in pngs))
     print()
     print(R.render_text(rows))
     for x in idle:

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Write a plan for scripts/run-plan.sh: one nested guest per mode.
 
 Usage: mkplan.py -o PLAN.json --modes baseline,poll-queue --steps verify,qd1 \
@@ -11,6 +11,8 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        rw:RW:QD   measured cell, e.g. rw:randwrite:32
        idle:PCT   guest idle 2 s, then host pollers must use <= PCT% CPU for 2 s
        pollers:N  exactly N host pollers must be running
+       unbind-rebind  unbind virtio_scsi with fio running, bind it again
+       reverify   re-read and verify what verify wrote
 Builds what is missing (modules, QEMU, initramfs) first.
 """
 import argparse
@@ -27,6 +29,10 @@ def steps_for(names, mode, modes, runtime):
     for s in names:
         if s == "verify":
             out += P.verify_steps(mode, modes)
+        elif s == "unbind-rebind":
+            out.append(P.unbind_rebind_step())
+        elif s == "reverify":
+            out.append(dict(P.verify_steps(mode, modes)[1], name=f"reverify-{len(out)}"))
         elif s.startswith("idle:"):
             out.append({"name": f"idle-{len(out)}", "type": "idle", "settle": 2, "seconds": 2,
                         "max_cpu_pct": float(s.split(":")[1])})

@@ -34,6 +34,6 @@ vm) exec "$SQCQ_TOP/scripts/vm/host-vm.sh" --timeout "$timeout_s" "$1" "$2" ;;
 local)
 	need_root "the local host role (loads modules, configures LIO)"
 	mkdir -p "$2"
-	exec timeout --kill-after=10 "$timeout_s" python3 "$SQCQ_TOP/scripts/host/run_plan.py" --role local "$1" "$2" ;;
+	exec timeout --kill-after=10 "$timeout_s" /usr/bin/python3 "$SQCQ_TOP/scripts/host/run_plan.py" --role local "$1" "$2" ;;
 *) die "unknown role '$role' (auto, vm, local)" ;;
 esac

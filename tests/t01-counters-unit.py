@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # Description: the counter parsers and per-I/O arithmetic on recorded input
 # (tracefs histogram, /proc/interrupts, fio JSON).
 # timeout: 60

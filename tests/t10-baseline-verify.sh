@@ -8,4 +8,4 @@
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 run_plan --modes baseline --steps verify
-python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"

@@ -9,7 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 run_plan --modes baseline,poll-queue --steps qd1
-python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect baseline:randread-qd1-0:ios'>'100 \
 	--expect baseline:randread-qd1-0:guest_irqs'>'0.5 \
 	--expect baseline:randread-qd1-0:kicks'>'0.5 \

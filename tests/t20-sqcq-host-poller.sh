@@ -15,7 +15,7 @@ run_plan --modes sqcq-poll --check-bad-params \
 	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200" --runtime 5 \
 	--steps verify,pollers:1,rw:randread:32,idle:1,rw:randread:1
 s=sqcq-poll
-python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect $s:verify-write:poller.vq_work'>'1000 \
 	--expect $s:randread-qd32-5:poller.vq_work'>'1000 \
 	--expect $s:idle-6:poller.wakeups'<'1 \

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # Description: the fallback matrix.  Every combination of {project guest
 # virtio_scsi, stock guest virtio_scsi} x {QEMU sqcq_poll on, off} x
 # {project host vhost_scsi, stock host vhost_scsi} does verified I/O (fio

@@ -15,7 +15,7 @@ gp="sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200"
 run_plan --modes sqcq-poll,poll-sqcq --guest-params "$gp" --check-guest-bad-params \
 	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200" --runtime 5 \
 	--steps verify,rw:randread:32,idle:1,rw:randread:1
-python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:bad-guest-params:rc'<'0.5 \
 	--expect sqcq-poll:verify-write:guest_poller.vq_reaped'>'1000 \
 	--expect sqcq-poll:randread-qd32-4:guest_poller.vq_reaped'>'1000 \

@@ -134,3 +134,21 @@ def guest_bad_param_check():
     greps = " && ".join(f"dmesg | grep -q '{m}'" for m in msgs)
     return {"name": "bad-guest-params", "type": "sh",
             "cmd": f"{tries}; {greps} || {{ echo 'a refusal message is missing:'; dmesg | tail -8; exit 1; }}"}
+
+
+def unbind_rebind_step():
+    """Guest step: unbind virtio_scsi from its device while fio writes, bind again.
+
+    fio runs against a scratch region beyond what the verify steps wrote;
+    its failure after the unbind is expected (the disk vanished).  The
+    rebound disk must come back and its CQ poller must be running again.
+    """
+    drv = "/sys/bus/virtio/drivers/virtio_scsi"
+    return {"name": "unbind-rebind", "type": "sh", "timeout": 180, "cmd": (
+        f"dev=$(basename $(readlink -f {drv}/virtio*)); "
+        f"fio --name=inflight --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
+        f"--ioengine=libaio --offset=256M --size=64M --time_based --runtime=30 >/tmp/inflight.log 2>&1 & "
+        f"sleep 3; echo $dev > {drv}/unbind || exit 1; wait; "
+        f"echo $dev > {drv}/bind || exit 1; "
+        f"for i in $(seq 300); do [ -b {DISK} ] && break; sleep 0.1; done; [ -b {DISK} ] || exit 1; "
+        f"ls /sys/kernel/debug/virtio-sqcq/$dev >/dev/null || {{ echo 'no CQ poller after rebind'; exit 1; }}")}

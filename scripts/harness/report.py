@@ -104,3 +104,59 @@ def idle_lines(summary):
                        f"{gp.get('wakeups', 0)} wakeups), over {p['seconds']:.0f} s "
                        f"starting 2 s after I/O stopped")
     return out
+
+
+def anchor_markdown(summary, modes, tests, anchors, ref="baseline"):
+    """Our IOPS ratios (mode / baseline) beside the proposal's, per test."""
+    c = cells(summary)
+    hdr = "| test | mode | ours | " + " | ".join(f"{a} (source)" for a in anchors) + " |"
+    out = [hdr, "|" + "---|" * (3 + len(anchors))]
+    for t in tests:
+        base = c.get((t, ref))
+        for m in modes:
+            if m == ref:
+                continue
+            st = c.get((t, m))
+            ours = "-"
+            if st and st["ok"] and base and base["ok"] and base.get("iops"):
+                ours = f"{st['iops'] / base['iops']:.2f}x"
+            theirs = []
+            for a in anchors.values():
+                row = a.get(t, {})
+                theirs.append(f"{row[m] / row[ref]:.2f}x" if m in row and ref in row else "-")
+            out.append(f"| {t} | {m} | {ours} | " + " | ".join(theirs) + " |")
+    return "\n".join(out)
+
+
+def plots(summary, modes, tests, outdir):
+    """PNG plots: IOPS by mode and test; exits/IO and interrupts/IO by mode."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c = cells(summary)
+    files = []
+    figs = [("iops.png", "IOPS", lambda st: st.get("iops")),
+            ("exits_per_io.png", "VM exits per I/O", lambda st: value(st, "exits")),
+            ("kicks_per_io.png", "notification exits (kicks) per I/O", lambda st: value(st, "kicks")),
+            ("irqs_per_io.png", "guest request interrupts per I/O", lambda st: value(st, "guest_irqs"))]
+    width = 0.8 / max(1, len(modes))
+    for name, title, get in figs:
+        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(tests)), 4))
+        for i, m in enumerate(modes):
+            ys = []
+            for t in tests:
+                st = c.get((t, m))
+                v = get(st) if st and st["ok"] else None
+                ys.append(v or 0)
+            ax.bar([x + i * width for x in range(len(tests))], ys, width, label=m)
+        ax.set_xticks([x + width * (len(modes) - 1) / 2 for x in range(len(tests))])
+        ax.set_xticklabels(tests, rotation=15, fontsize=8)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{outdir}/{name}"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        files.append(path)
+    return files

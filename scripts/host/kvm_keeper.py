@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Hold one idle KVM VM (with an in-kernel irqchip and one vCPU) open.
 
 Usage: kvm_keeper.py        (runs until killed; prints 'ready' when set up)

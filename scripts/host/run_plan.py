@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Run a plan (JSON) on the host role: modules, LIO, nested guests, fio.
 
 Usage: run_plan.py [--role vm|local] PLAN.json OUTDIR

@@ -43,7 +43,7 @@ plan=$out/plan.json
 echo "SQCQ-L1: up after $(cut -d' ' -f1 /proc/uptime)s; plan $plan"
 
 hostname sqcq-l1
-python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
+/usr/bin/python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
 rc=$?
 echo "$rc" >"$out/l1-rc"
 dmesg >"$out/l1-dmesg.txt"

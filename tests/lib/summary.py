@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Check a run's summary.json and print what it measured.
 
 Usage: summary.py OUTDIR [--expect 'MODE:STEP:FIELD<op>VALUE' ...]
