@@ -26,6 +26,31 @@ def test_name(t):
     return f"{t['rw']}-qd{t['iodepth']}-nj{t['numjobs']}"
 
 
+def follow(proc, path, cells):
+    """Print each cell as it starts, with an estimate of the time left."""
+    t_start = time.time()
+    seen = n = 0
+    while True:
+        done = proc.poll() is not None
+        try:
+            with open(path) as f:
+                lines = f.read().splitlines()
+        except OSError:
+            lines = []
+        for line in lines[seen:]:
+            msg = line.split(" ", 1)[-1]
+            if not msg.startswith("step "):
+                continue
+            n += 1
+            el = time.time() - t_start
+            eta = f", about {el / (n - 1) * (cells - n + 1) / 60:.0f} min left" if n > 1 else ""
+            print(f"[cell {n}/{cells}] {msg[5:]} (elapsed {el / 60:.1f} min{eta})", flush=True)
+        seen = len(lines)
+        if done:
+            return
+        time.sleep(2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -79,14 +104,18 @@ def main():
                               "args": P.fio_args(m, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
                                                  numjobs=t["numjobs"], runtime=runtime)})
         steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
-        plan["guests"].append(P.guest(m, m, modes, steps))
+        g = P.guest(m, m, modes, steps)
+        g["continue_after_failure"] = True
+        plan["guests"].append(g)
     P.write(plan, os.path.join(out, "plan.json"))
     cells = len(mode_list) * len(tests) * repeats
     print(f"matrix: profile {a.profile}, {len(mode_list)} modes x {len(tests)} tests x {repeats} "
           f"= {cells} cells of {runtime}s; results in {out}", flush=True)
-    rc = subprocess.run([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", a.role,
-                         "--timeout", str(600 + cells * (runtime + 60)),
-                         os.path.join(out, "plan.json"), os.path.join(out, "run")]).returncode
+    proc = subprocess.Popen([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", a.role,
+                             "--timeout", str(600 + cells * (runtime + 60)),
+                             os.path.join(out, "plan.json"), os.path.join(out, "run")])
+    follow(proc, os.path.join(out, "run", "progress.log"), cells)
+    rc = proc.wait()
     import json
     try:
         with open(os.path.join(out, "run", "summary.json")) as f:

@@ -16,13 +16,15 @@ class GuestError(Exception):
 
 class Guest:
     def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
-                 device="", cmdline="", boot_timeout=180, cpu="host"):
+                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1):
         self.name = name
         self.outdir = outdir
         self.boot_timeout = boot_timeout
         self.sock_path = os.path.join(tempfile.gettempdir(), f"sqcq-{name}-{os.getpid()}.sock")
-        self.console = os.path.join(outdir, "guest-console.log")
-        self.qemu_log = os.path.join(outdir, "qemu.log")
+        sfx = "" if boot == 1 else f"-boot{boot}"
+        self.console = os.path.join(outdir, f"guest-console{sfx}.log")
+        self.qemu_log = os.path.join(outdir, f"qemu{sfx}.log")
+        self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
         self.argv = [
             qemu, "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
             "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none", "-no-reboot",

@@ -138,6 +138,8 @@ def run_steps(host, g, gdir, guest_plan, counter_src):
     for step in guest_plan["steps"]:
         name = step["name"]
         res = {"guest": guest_plan["name"], "step": name, "ok": False}
+        if step["type"] == "fio":
+            progress(os.path.dirname(gdir), f"step {guest_plan['name']} {name}")
         t0 = time.time()
         try:
             if step["type"] == "sh":
@@ -317,6 +319,64 @@ def run_host_checks(host, checks):
     return out
 
 
+def progress(out, msg):
+    """One line per guest and per fio step, for the caller to follow."""
+    with open(os.path.join(out, "progress.log"), "a") as f:
+        f.write(f"{time.time():.0f} {msg}\n")
+
+
+def run_guest(host, plan, gp, out, role, counter_src):
+    """Boot one nested guest and run its steps.
+
+    If the guest dies or hangs in a step and the plan asks to go on
+    ("continue_after_failure", as the matrix does), that step stays failed
+    and a fresh guest runs the steps not yet run (after the setup steps
+    again); otherwise the remaining steps are not run.
+    """
+    gdir = os.path.join(out, gp["name"])
+    os.makedirs(gdir, exist_ok=True)
+    dev = f"vhost-scsi-pci,wwpn={WWPN},num_queues={gp.get('num_queues', 1)}"
+    if gp.get("device_props"):
+        dev += "," + gp["device_props"]
+    setup = [s for s in gp["steps"] if s.get("setup")]
+    todo = [s for s in gp["steps"] if not s.get("setup")]
+    results = []
+    boot = 0
+    while True:
+        boot += 1
+        g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
+                  smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
+                  boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role), boot=boot)
+        step_name = "boot" if boot == 1 else f"boot{boot}"
+        t0 = time.time()
+        try:
+            g.start()
+        except GuestError as e:
+            g.kill()
+            results.append({"guest": gp["name"], "step": step_name, "ok": False, "error": str(e)})
+            return results
+        results.append({"guest": gp["name"], "step": step_name, "ok": True,
+                        "seconds": round(time.time() - t0, 1)})
+        more = False
+        try:
+            results += run_steps(host, g, gdir, dict(gp, steps=setup + todo), counter_src)
+        except StepAbort as e:
+            results += e.results
+            ran = {r["step"] for r in e.results}
+            todo = [s for s in todo if s["name"] not in ran]
+            more = bool(gp.get("continue_after_failure") and todo)
+        finally:
+            try:
+                _, dm = g.run("dmesg", timeout=30)
+                with open(g.dmesg, "w") as f:
+                    f.write(dm)
+            except (GuestError, OSError):
+                pass
+            g.stop()
+        if not more:
+            return results
+
+
 def run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
     host = Host(plan, out, role)
@@ -334,34 +394,9 @@ def run_plan(plan, out, role):
             counter_src.setup()
         except (RuntimeError, OSError) as e:
             summary["host"]["counters_error"] = str(e)
-        for gp in plan["guests"]:
-            gdir = os.path.join(out, gp["name"])
-            os.makedirs(gdir, exist_ok=True)
-            dev = f"vhost-scsi-pci,wwpn={WWPN},num_queues={gp.get('num_queues', 1)}"
-            if gp.get("device_props"):
-                dev += "," + gp["device_props"]
-            g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
-                      smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
-                      boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role))
-            t0 = time.time()
-            try:
-                g.start()
-                summary["steps"] += [{"guest": gp["name"], "step": "boot", "ok": True,
-                                      "seconds": round(time.time() - t0, 1)}]
-                summary["steps"] += run_steps(host, g, gdir, gp, counter_src)
-            except GuestError as e:
-                summary["steps"].append({"guest": gp["name"], "step": "boot", "ok": False,
-                                         "error": str(e)})
-            except StepAbort as e:
-                summary["steps"] += e.results
-            finally:
-                try:
-                    _, dm = g.run("dmesg", timeout=30)
-                    with open(os.path.join(gdir, "guest-dmesg.txt"), "w") as f:
-                        f.write(dm)
-                except (GuestError, OSError, AttributeError):
-                    pass
-                g.stop()
+        for i, gp in enumerate(plan["guests"]):
+            progress(out, f"guest {i + 1}/{len(plan['guests'])}: {gp['name']}")
+            summary["steps"] += run_guest(host, plan, gp, out, role, counter_src)
         if counter_src:
             counter_src.teardown()
         host.teardown_lio()

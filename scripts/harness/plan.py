@@ -64,9 +64,9 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
         ko = "/lib/stock/virtio_scsi.ko"
     props = "sqcq_poll=on" if m.get("sqcq_poll") else ""
     setup = [
-        {"name": "load-virtio_scsi", "type": "sh",
+        {"name": "load-virtio_scsi", "type": "sh", "setup": True,
          "cmd": f"for m in $(cat /lib/deps); do insmod /lib/stock/$m.ko || exit 1; done; insmod {ko} {params}"},
-        {"name": "wait-disk", "type": "sh", "timeout": 60,
+        {"name": "wait-disk", "type": "sh", "timeout": 60, "setup": True,
          "cmd": f"for i in $(seq 300); do [ -b {DISK} ] && exit 0; sleep 0.1; done; "
                 f"echo 'no {DISK} after 30s'; cat /proc/partitions; exit 1"},
     ]
@@ -132,7 +132,7 @@ def guest_bad_param_check():
     tries = "; ".join(f"insmod /lib/sqcq/virtio_sqcq.ko {c} && {{ echo 'accepted {c}'; exit 1; }}"
                       for c in cases)
     greps = " && ".join(f"dmesg | grep -q '{m}'" for m in msgs)
-    return {"name": "bad-guest-params", "type": "sh",
+    return {"name": "bad-guest-params", "type": "sh", "setup": True,
             "cmd": f"{tries}; {greps} || {{ echo 'a refusal message is missing:'; dmesg | tail -8; exit 1; }}"}
 
 
