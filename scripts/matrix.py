@@ -3,7 +3,8 @@
 
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--backstore fileio|rd_mcp|null_blk]
-                 [--role auto|vm|local] [--host-params P] [--out DIR]
+                 [--role auto|vm|local] [--host-params P] [--guest-params P]
+                 [--out DIR]
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
@@ -64,6 +65,8 @@ def main():
     ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
     ap.add_argument("--host-params", default="",
                     help="vhost_scsi module parameters, e.g. 'sqcq_spin_max_us=400'")
+    ap.add_argument("--guest-params", default="",
+                    help="the guest's virtio_sqcq parameters, e.g. 'sqcq_spin_max_us=1000'")
     ap.add_argument("--host-setup", action="append", default=[],
                     help="shell command run in the host role before the guests (repeatable)")
     ap.add_argument("--out")
@@ -104,7 +107,7 @@ def main():
                               "args": P.fio_args(m, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
                                                  numjobs=t["numjobs"], runtime=runtime)})
         steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
-        g = P.guest(m, m, modes, steps)
+        g = P.guest(m, m, modes, steps, guest_params=a.guest_params)
         g["continue_after_failure"] = True
         plan["guests"].append(g)
     P.write(plan, os.path.join(out, "plan.json"))
@@ -135,7 +138,7 @@ def main():
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
                 f"best of {repeats}, backstore {a.backstore}, host parameters "
-                f"'{a.host_params or 'defaults'}'\n\n"
+                f"'{a.host_params or 'defaults'}', guest parameters '{a.guest_params or 'defaults'}'\n\n"
                 f"Per-I/O counts: exits = all VM exits of the guest (host KVM), kicks = "
                 f"notification (MMIO) exits, inj = interrupt injections, irqs = the guest's "
                 f"request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ poller threads.\n\n"
