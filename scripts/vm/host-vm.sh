@@ -11,7 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
-timeout_s=1800 mem=4096 smp=2
+timeout_s=1800 mem=4096 smp=2 stall_s=${SQCQ_STALL_S:-240}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout_s=$2; shift 2 ;;
@@ -32,7 +32,7 @@ virtiofsd=/usr/lib/qemu/virtiofsd
 kernel=/boot/vmlinuz-$SQCQ_KVER
 [ -r "$kernel" ] || die "$kernel missing: install linux-image-$SQCQ_KVER (make deps)"
 mkdir -p "$out"
-rm -f "$out/l1-rc"
+rm -f "$out/l1-rc" "$out/l1-hung"
 [ "$plan" = "$out/plan.json" ] || cp "$plan" "$out/plan.json"
 
 run=$(mktemp -d /tmp/sqcq-l1.XXXXXX)
@@ -61,6 +61,7 @@ boot() {
 	log "host VM: booting (timeout ${timeout_s}s; console: $out/l1-console.log)"
 	t0=$(date +%s)
 	set +e
+	touch "$run/stamp"
 	timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
 		-accel tcg -cpu max -smp "$smp" -m "${mem}M" \
 		-object memory-backend-memfd,id=mem,size="${mem}M",share=on -numa node,memdev=mem \
@@ -71,7 +72,27 @@ boot() {
 		-nodefaults -display none -serial stdio -no-reboot \
 		-kernel "$kernel" \
 		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
-		</dev/null >"$out/l1-console.log" 2>&1
+		</dev/null >"$out/l1-console.log" 2>&1 &
+	local qpid=$! idle=0
+	# Watchdog: the host VM writes its console and the results share as it
+	# goes (progress.log at every step).  Nothing written for
+	# $stall_s seconds means it hangs (seen once: both vCPUs halted for
+	# good under TCG): end it now, loudly, instead of at the timeout.
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 10
+		if [ -n "$(find "$out" -newer "$run/stamp" -type f -print -quit)" ]; then
+			touch "$run/stamp"; idle=0
+		else
+			idle=$((idle + 10))
+		fi
+		if [ "$idle" -ge "$stall_s" ]; then
+			echo "error: the host VM wrote nothing for ${stall_s}s: it hangs; killing it (last progress: $(tail -1 "$out/progress.log" 2>/dev/null | cut -d' ' -f2-))" >&2
+			echo "host VM hung: no output for ${stall_s}s" >"$out/l1-hung"
+			pkill -KILL -P "$qpid" 2>/dev/null; kill -KILL "$qpid" 2>/dev/null
+			break
+		fi
+	done
+	wait "$qpid"
 	qrc=$?
 	set -e
 	log "host VM: exited after $(( $(date +%s) - t0 ))s"
@@ -89,6 +110,7 @@ if [ ! -f "$out/l1-rc" ] && ! grep -q '^SQCQ-L1: up' "$out/l1-console.log" &&
 	echo "host VM boot crash (int3) retried once" >>"$out/l1-boot-retries"
 	boot
 fi
+[ -f "$out/l1-hung" ] && die "host VM hung (no output for ${stall_s}s; console: $out/l1-console.log, last progress: $(tail -1 "$out/progress.log" 2>/dev/null | cut -d' ' -f2-))"
 [ $qrc -eq 124 ] || [ $qrc -eq 137 ] &&
 	die "host VM did not finish within ${timeout_s}s; killed (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
 [ -f "$out/l1-rc" ] ||
