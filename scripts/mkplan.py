@@ -11,6 +11,7 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        rw:RW:QD   measured cell, e.g. rw:randwrite:32
        idle:PCT   guest idle 2 s, then host pollers must use <= PCT% CPU for 2 s
        pollers:N  exactly N host pollers must be running
+       write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
        reverify   re-read and verify what verify wrote
 Builds what is missing (modules, QEMU, initramfs) first.
@@ -29,6 +30,8 @@ def steps_for(names, mode, modes, runtime):
     for s in names:
         if s == "verify":
             out += P.verify_steps(mode, modes)
+        elif s == "write":
+            out.append(P.verify_steps(mode, modes)[0])
         elif s == "unbind-rebind":
             out.append(P.unbind_rebind_step())
         elif s == "reverify":

@@ -10,5 +10,5 @@
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-run_plan --modes sqcq-poll --steps verify,unbind-rebind,reverify,pollers:1
+run_plan --modes sqcq-poll --steps write,unbind-rebind,reverify,pollers:1
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"
