@@ -53,6 +53,8 @@ def main():
                      f"inline={gp.get('vq_irqs_inline', 0)} sleeps={gp.get('sleeps', 0)} "
                      f"wakeups={gp.get('wakeups', 0)} cpu={gp.get('cpu_pct', 0)}%")
         print(line)
+        if st.get("warning"):
+            print(f"note: {st['guest']}/{st['step']}: {st['warning']}")
         if not st["ok"]:
             print(f"FAIL: {st['guest']}/{st['step']}: {st.get('error', '?')}")
             rc = 1
