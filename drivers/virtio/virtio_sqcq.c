@@ -45,31 +45,6 @@ module_param_cb(sqcq_cq, &sqcq_uint_ops, &sqcq_cq, 0644);
 MODULE_PARM_DESC(sqcq_cq,
 		 "Run the CQ poller; 0 negotiates the feature but takes completions by interrupt, to measure the host poller alone (0-1, default 1)");
 
-static struct sqcq_uint_param sqcq_spin_min_us = { 0, 0, 1000000 };
-module_param_cb(sqcq_spin_min_us, &sqcq_uint_ops, &sqcq_spin_min_us, 0644);
-MODULE_PARM_DESC(sqcq_spin_min_us,
-		 "Spin budget floor in us (0-1000000, default 0)");
-
-static struct sqcq_uint_param sqcq_spin_max_us = { 200, 0, 1000000 };
-module_param_cb(sqcq_spin_max_us, &sqcq_uint_ops, &sqcq_spin_max_us, 0644);
-MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us; longer predicted gaps are not spun for (0-1000000, default 200)");
-
-static struct sqcq_uint_param sqcq_ema_shift = { 3, 0, SQCQ_WEIGHT_SHIFT_MAX };
-module_param_cb(sqcq_ema_shift, &sqcq_uint_ops, &sqcq_ema_shift, 0644);
-MODULE_PARM_DESC(sqcq_ema_shift,
-		 "The newest gap sample weighs 1/2^shift in the EMA (0-8, default 3)");
-
-static struct sqcq_uint_param sqcq_spin_mult = { 2, 1, SQCQ_MULT_MAX };
-module_param_cb(sqcq_spin_mult, &sqcq_uint_ops, &sqcq_spin_mult, 0644);
-MODULE_PARM_DESC(sqcq_spin_mult,
-		 "Spin budget = mult x EMA of the gap (1-16, default 2)");
-
-static struct sqcq_uint_param sqcq_idle_timeout_us = { 1000, 1, 1000000 };
-module_param_cb(sqcq_idle_timeout_us, &sqcq_uint_ops, &sqcq_idle_timeout_us, 0644);
-MODULE_PARM_DESC(sqcq_idle_timeout_us,
-		 "Hard limit in us on spinning without work before NEED_WAKEUP (1-1000000, default 1000)");
-
 enum { SQCQ_WAKE_PENDING = 0 };
 
 struct virtio_sqcq_cq {
@@ -101,15 +76,6 @@ struct virtio_sqcq_cq {
 };
 
 static struct dentry *sqcq_debugfs;
-
-static bool sqcq_read_params(struct sqcq_policy_params *c)
-{
-	c->spin_min_ns = READ_ONCE(sqcq_spin_min_us.val) * NSEC_PER_USEC;
-	c->spin_max_ns = READ_ONCE(sqcq_spin_max_us.val) * NSEC_PER_USEC;
-	c->weight_shift = READ_ONCE(sqcq_ema_shift.val);
-	c->mult = READ_ONCE(sqcq_spin_mult.val);
-	return sqcq_params_valid(c);
-}
 
 /**
  * virtio_sqcq_validate - drop VIRTIO_F_SQCQ_POLL if polling is disabled
