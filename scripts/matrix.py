@@ -157,6 +157,13 @@ def main():
     for x in idle:
         print("idle: " + x)
     print(f"\nreport: {out}/report.md")
+    if summary.get("partial"):
+        print(f"matrix: the host role stopped before the end (exit {rc}); cells after the last "
+              f"finished guest are missing; see {out}/run/l1-console.log")
+        with open(os.path.join(out, "report.md"), "a") as f:
+            f.write(f"\n**Incomplete run**: the host role stopped before the end (exit {rc}); "
+                    f"cells shown as not run are missing. Logs: run/l1-console.log.\n")
+        return 1
     if "error" in summary.get("host", {}):
         print(f"matrix: host error: {summary['host']['error']}")
         return 1

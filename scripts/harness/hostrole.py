@@ -396,6 +396,13 @@ def run_guest(host, plan, gp, out, role, counter_src):
             return results
 
 
+def write_summary(out, summary, partial=False):
+    summary["partial"] = partial
+    with open(os.path.join(out, "summary.json.tmp"), "w") as f:
+        json.dump(summary, f, indent=1)
+    os.replace(os.path.join(out, "summary.json.tmp"), os.path.join(out, "summary.json"))
+
+
 def run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
     host = Host(plan, out, role)
@@ -416,6 +423,8 @@ def run_plan(plan, out, role):
         for i, gp in enumerate(plan["guests"]):
             progress(out, f"guest {i + 1}/{len(plan['guests'])}: {gp['name']}")
             summary["steps"] += run_guest(host, plan, gp, out, role, counter_src)
+            # Written after every guest, so a host that dies later keeps these.
+            write_summary(out, summary, partial=True)
         if counter_src:
             counter_src.teardown()
         host.teardown_lio()
@@ -425,7 +434,6 @@ def run_plan(plan, out, role):
                                  **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
     except HostError as e:
         summary["host"]["error"] = str(e)
-    with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
+    write_summary(out, summary)
     failed = "error" in summary["host"] or not all(s["ok"] for s in summary["steps"])
     return 1 if failed else 0

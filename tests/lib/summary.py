@@ -32,6 +32,9 @@ def main():
         print(f"FAIL: no summary from the run ({e}); see {out}/run_plan.log and {out}/l1-console.log")
         return 1
     rc = 0
+    if s.get("partial"):
+        print(f"FAIL: the run stopped before the end (partial summary); see {out}/l1-console.log")
+        rc = 1
     if "error" in s["host"]:
         print(f"FAIL: host: {s['host']['error']} (see {out}/host-commands.log)")
         rc = 1
