@@ -124,8 +124,6 @@ class Host:
             bs = "/backstores/block/disk0"
         else:
             raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
-        self.backstore_dev = {"fileio": lio.get("file", os.path.join(tempfile.gettempdir(), "sqcq-disk0.img")),
-                              "null_blk": "/dev/nullb0"}.get(kind)
         self.targetcli(f"/vhost create {WWPN}", f"/vhost/{WWPN}/tpg1/luns create {bs}")
         self.sh("ls /sys/kernel/config/target/vhost")
 
@@ -133,7 +131,7 @@ class Host:
         self.sh("targetcli clearconfig confirm=True", check=False)
 
 
-def run_steps(host, g, gdir, guest_plan, counter_src):
+def run_steps(g, gdir, guest_plan, counter_src):
     results = []
     for step in guest_plan["steps"]:
         name = step["name"]
@@ -335,7 +333,7 @@ def boot_patch_race(console):
     return "Oops: int3" in text and "SQCQ-L2: up" not in text
 
 
-def run_guest(host, plan, gp, out, role, counter_src):
+def run_guest(plan, gp, out, role, counter_src):
     """Boot one nested guest and run its steps.
 
     If the guest dies or hangs in a step and the plan asks to go on
@@ -378,7 +376,7 @@ def run_guest(host, plan, gp, out, role, counter_src):
                         "seconds": round(time.time() - t0, 1)})
         more = False
         try:
-            results += run_steps(host, g, gdir, dict(gp, steps=setup + todo), counter_src)
+            results += run_steps(g, gdir, dict(gp, steps=setup + todo), counter_src)
         except StepAbort as e:
             results += e.results
             ran = {r["step"] for r in e.results}
@@ -422,7 +420,7 @@ def run_plan(plan, out, role):
             summary["host"]["counters_error"] = str(e)
         for i, gp in enumerate(plan["guests"]):
             progress(out, f"guest {i + 1}/{len(plan['guests'])}: {gp['name']}")
-            summary["steps"] += run_guest(host, plan, gp, out, role, counter_src)
+            summary["steps"] += run_guest(plan, gp, out, role, counter_src)
             # Written after every guest, so a host that dies later keeps these.
             write_summary(out, summary, partial=True)
         if counter_src:
