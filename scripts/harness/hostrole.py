@@ -72,6 +72,10 @@ class Host:
             self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {h.get('vhost_scsi_params', '')}")
         else:
             self.sh(f"modprobe vhost_scsi {h.get('vhost_scsi_params', '')}")
+        if self.role == "vm":
+            # Text symbols, for naming a hung CPU's RIP (scripts/vm/hang-dump.py).
+            dst = shlex.quote(os.path.join(self.out, "host-kallsyms.gz"))
+            self.sh(f"grep -i ' t ' /proc/kallsyms | gzip -1 > {dst}", check=False)
 
     def start_keeper(self):
         """An idle VM for the whole run (see scripts/host/kvm_keeper.py)."""

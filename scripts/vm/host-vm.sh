@@ -70,14 +70,16 @@ boot() {
 		-chardev socket,id=out,path="$run/out.sock" \
 		-device vhost-user-fs-pci,chardev=out,tag=out \
 		-nodefaults -display none -serial stdio -no-reboot \
+		-monitor unix:"$run/mon.sock",server=on,wait=off \
 		-kernel "$kernel" \
-		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
+		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 nokaslr init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
 		</dev/null >"$out/l1-console.log" 2>&1 &
 	local qpid=$! idle=0
 	# Watchdog: the host VM writes its console and the results share as it
 	# goes (progress.log at every step).  Nothing written for
-	# $stall_s seconds means it hangs (seen once: both vCPUs halted for
-	# good under TCG): end it now, loudly, instead of at the timeout.
+	# $stall_s seconds means it hangs (seen: both vCPUs idle for good under
+	# TCG): record where its CPUs are, then end it, loudly, instead of at
+	# the timeout.
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 10
 		if [ -n "$(find "$out" -newer "$run/stamp" -type f -print -quit)" ]; then
@@ -88,6 +90,12 @@ boot() {
 		if [ "$idle" -ge "$stall_s" ]; then
 			echo "error: the host VM wrote nothing for ${stall_s}s: it hangs; killing it (last progress: $(tail -1 "$out/progress.log" 2>/dev/null | cut -d' ' -f2-))" >&2
 			echo "host VM hung: no output for ${stall_s}s" >"$out/l1-hung"
+			# Where the vCPUs are, then an NMI a live kernel answers
+			# on the console.
+			"$SQCQ_TOP/scripts/vm/hang-dump.py" "$run/mon.sock" \
+				"$out/host-kallsyms.gz" "$out/l1-hang-dump.txt" || true
+			sleep 20
+			echo "error: registers and symbols: $out/l1-hang-dump.txt" >&2
 			pkill -KILL -P "$qpid" 2>/dev/null; kill -KILL "$qpid" 2>/dev/null
 			break
 		fi
