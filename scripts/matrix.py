@@ -4,11 +4,14 @@
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--backstore fileio|rd_mcp|null_blk]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
-                 [--out DIR]
+                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--out DIR]
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
 results/matrix-<time>/ (fio JSON, logs, summary.json, report.md).
+Before the guests, every test also runs with fio directly in the host on
+the same backstore (exported through LIO's loopback fabric): the ceiling
+each mode is compared with.
 """
 import argparse
 import os
@@ -40,6 +43,8 @@ def follow(proc, path, cells):
             lines = []
         for line in lines[seen:]:
             msg = line.split(" ", 1)[-1]
+            if msg.startswith("ceiling "):
+                print(f"[host ceiling] {msg[8:]} (fio in the host, same backstore)", flush=True)
             if not msg.startswith("step "):
                 continue
             n += 1
@@ -69,6 +74,11 @@ def main():
                     help="the guest's virtio_sqcq parameters, e.g. 'sqcq_spin_max_us=1000'")
     ap.add_argument("--host-setup", action="append", default=[],
                     help="shell command run in the host role before the guests (repeatable)")
+    ap.add_argument("--vcpus", type=int, help="vCPUs (and request queues) of each nested guest "
+                    "(default: bench/modes.toml [guest])")
+    ap.add_argument("--host-vcpus", type=int, help="vCPUs of the host VM (vm role only; default 2)")
+    ap.add_argument("--no-ceiling", action="store_true",
+                    help="skip the host ceiling (fio in the host on the same backstore)")
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -90,6 +100,9 @@ def main():
         if missing:
             sys.exit(f"matrix: unknown tests {sorted(missing)} in profile {a.profile} "
                      f"(known: {', '.join(test_name(t) for t in prof['tests'])})")
+    for n, what in ((a.vcpus, "--vcpus"), (a.host_vcpus, "--host-vcpus")):
+        if n is not None and not 1 <= n <= 64:
+            sys.exit(f"matrix: {what} {n} out of range (1..64)")
     runtime = a.runtime or prof["runtime"]
     repeats = a.repeats or prof["repeats"]
     out = os.path.abspath(a.out or os.path.join(P.TOP, "results", f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
@@ -98,6 +111,13 @@ def main():
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore)
     plan["host"]["vhost_scsi_params"] = a.host_params
     plan["host"]["setup"] = a.host_setup
+    if not a.no_ceiling:
+        plan["host"]["ceiling"] = [
+            {"name": test_name(t), "timeout": runtime + 120,
+             "args": [x for x in P.fio_args("baseline", modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
+                                            numjobs=t["numjobs"], runtime=runtime)
+                      if not x.startswith("--filename=")]}
+            for t in tests]
     for m in mode_list:
         steps = []
         for t in tests:
@@ -109,14 +129,20 @@ def main():
         steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
         g = P.guest(m, m, modes, steps, guest_params=a.guest_params)
         g["continue_after_failure"] = True
+        if a.vcpus:
+            g["smp"] = a.vcpus
+            g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
         plan["guests"].append(g)
     P.write(plan, os.path.join(out, "plan.json"))
     cells = len(mode_list) * len(tests) * repeats
     print(f"matrix: profile {a.profile}, {len(mode_list)} modes x {len(tests)} tests x {repeats} "
           f"= {cells} cells of {runtime}s; results in {out}", flush=True)
+    env = dict(os.environ)
+    if a.host_vcpus:
+        env["SQCQ_HOST_SMP"] = str(a.host_vcpus)
     proc = subprocess.Popen([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", a.role,
                              "--timeout", str(600 + cells * (runtime + 60)),
-                             os.path.join(out, "plan.json"), os.path.join(out, "run")])
+                             os.path.join(out, "plan.json"), os.path.join(out, "run")], env=env)
     follow(proc, os.path.join(out, "run", "progress.log"), cells)
     rc = proc.wait()
     import json
@@ -136,13 +162,20 @@ def main():
         pngs = []
         print(f"matrix: no plots ({e}); install python3-matplotlib (make deps)")
     with open(os.path.join(out, "report.md"), "w") as f:
+        g0 = plan["guests"][0] if plan["guests"] else {}
         f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
-                f"best of {repeats}, backstore {a.backstore}, host parameters "
-                f"'{a.host_params or 'defaults'}', guest parameters '{a.guest_params or 'defaults'}'\n\n"
+                f"best of {repeats} (median beside it), backstore {a.backstore}, guest vCPUs "
+                f"{g0.get('smp', '-')}, host parameters '{a.host_params or 'defaults'}', guest "
+                f"parameters '{a.guest_params or 'defaults'}'\n\n"
+                f"Reproduce: `{' '.join(sys.argv)}`\n\n"
                 f"Per-I/O counts: exits = all VM exits of the guest (host KVM), kicks = "
                 f"notification (MMIO) exits, inj = interrupt injections, irqs = the guest's "
-                f"request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ poller threads.\n\n"
-                f"{R.render_markdown(rows)}\n")
+                f"request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ poller threads; "
+                f"vs host = IOPS / fio in the host on the same backstore (no VM).\n\n"
+                f"{R.render_markdown(rows)}\n\n## Per test\n\n"
+                f"Ratios in parentheses are mode / baseline; latency is fio's completion "
+                f"latency in the guest; fio usr/sys is fio's own CPU use.\n\n"
+                f"{R.test_tables_markdown(summary, mode_list, names)}")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
         f.write("\n## Ratios to baseline beside the proposal's\n\n"

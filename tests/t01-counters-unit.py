@@ -2,6 +2,7 @@
 # Description: the counter parsers and per-I/O arithmetic on recorded input
 # (tracefs histogram, /proc/interrupts, fio JSON).
 # timeout: 60
+import json
 import os
 import sys
 import unittest
@@ -60,6 +61,18 @@ class T(unittest.TestCase):
 
     def test_fio_totals(self):
         self.assertEqual(C.fio_totals(FIO), (14000, 1400.5, 5602))
+
+    def test_fio_detail(self):
+        # A recorded fio 3.33 run (randwrite QD1 in the nested guest).
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                               "fio-randwrite-qd1.json")) as f:
+            d = C.fio_detail(json.load(f))
+        self.assertEqual(d["p99.9_us"], 3063.8)
+        self.assertEqual((d["usr_pct"], d["sys_pct"]), (17.1, 82.8))
+        self.assertLess(d["p50_us"], d["p99_us"])
+        # No latency percentiles at all (fio without I/O): only CPU.
+        self.assertEqual(C.fio_detail({"jobs": [{"usr_cpu": 1.0, "sys_cpu": 2.0}]}),
+                         {"usr_pct": 1.0, "sys_pct": 2.0})
 
     def test_per_io(self):
         kvm = {"stats": {"exits": 44651, "irq_injections": 14000, "halt_exits": 14130},

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Description: the matrix report generator on a recorded run
 # (tests/fixtures/matrix-summary.json, one cell marked failed): cell
-# selection, ratios to baseline, the failed cell shown as FAILED, ratios
+# selection, best and median of repeats, ratios to baseline and to the
+# host ceiling, per-test tables, the failed cell shown as FAILED, ratios
 # beside the proposal's, idle cost, plots written, and compare.
 # timeout: 120
 import json
@@ -54,6 +55,40 @@ class Report(unittest.TestCase):
     def test_idle_line(self):
         lines = R.idle_lines(S)
         self.assertTrue(any(x.startswith("sqcq-poll: host SQ pollers 0.0% CPU") for x in lines), lines)
+
+    def with_extras(self):
+        """The fixture plus a host ceiling cell and two more baseline repeats."""
+        s = json.loads(json.dumps(S))
+        b = next(x for x in s["steps"] if x["guest"] == "baseline" and x["step"] == TESTS[1])
+        b["fio"] = {"p50_us": 6000.0, "p99_us": 9000.0, "p99.9_us": 12000.0, "usr_pct": 5.0, "sys_pct": 40.0}
+        s["steps"] += [dict(b, step=TESTS[1] + "#2", iops=1000.0),
+                       dict(b, step=TESTS[1] + "#3", iops=2000.0),
+                       {"guest": "host", "step": TESTS[1], "ok": True, "ios": 100000,
+                        "iops": 10000.0, "bw_kib": 40000, "fio": {"p50_us": 3.0}}]
+        return s, b
+
+    def test_median_and_ceiling(self):
+        s, b = self.with_extras()
+        c = R.cells(s)
+        self.assertEqual(c[(TESTS[1], "baseline")]["iops"], b["iops"])  # best of 3
+        self.assertEqual(c[(TESTS[1], "baseline")]["iops_median"], 2000.0)
+        self.assertEqual(c[(TESTS[1], "baseline")]["repeats"], 3)
+        rows = {(t, m): v for t, m, v in R.table(s, MODES, TESTS)}
+        p = next(x for x in S["steps"] if x["guest"] == "sqcq-poll" and x["step"] == TESTS[1])
+        self.assertEqual(rows[(TESTS[1], "sqcq-poll")]["vs_host"], f"{p['iops'] / 10000:.2f}x")
+        self.assertEqual(rows[(TESTS[0], "sqcq-poll")]["vs_host"], "-")  # no ceiling measured
+
+    def test_per_test_tables(self):
+        s, b = self.with_extras()
+        md = R.test_tables_markdown(s, MODES, TESTS)
+        self.assertEqual(md.count("### "), len(TESTS))
+        self.assertIn("| figure | host ceiling | baseline | sqcq-poll |", md)
+        self.assertIn("| clat p99 us | - | 9,000 | - |", md)
+        p = next(x for x in S["steps"] if x["guest"] == "sqcq-poll" and x["step"] == TESTS[1])
+        self.assertIn(f"{p['iops']:,.0f} ({p['iops'] / b['iops']:.2f}x)", md)
+        self.assertIn(f"{p['per_io']['kicks']:.3f} ({p['per_io']['kicks'] / b['per_io']['kicks']:.2f}x)", md)
+        self.assertIn("| IOPS / host ceiling | 1.00x |", md)
+        self.assertIn("| status | ok | FAILED: control channel closed", R.test_tables_markdown(S, MODES, TESTS))
 
     def test_plots(self):
         with tempfile.TemporaryDirectory() as d:

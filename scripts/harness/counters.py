@@ -79,6 +79,29 @@ def fio_totals(fio_json):
     return ios, iops, bw
 
 
+def fio_detail(fio_json):
+    """fio JSON -> completion latency percentiles (us) and fio's CPU use.
+
+    Latency is that of the direction with the most I/Os (the cells are
+    pure reads or pure writes); usr/sys are fio's own CPU percentages,
+    summed over jobs (one job per fio process reported).
+    """
+    best, lat = -1, {}
+    usr = sys_ = 0.0
+    for job in fio_json.get("jobs", []):
+        usr += job.get("usr_cpu", 0.0)
+        sys_ += job.get("sys_cpu", 0.0)
+        for d in ("read", "write"):
+            s = job.get(d, {})
+            pct = s.get("clat_ns", {}).get("percentile", {})
+            if s.get("total_ios", 0) > best and pct:
+                best = s["total_ios"]
+                lat = {k: round(pct[p] / 1000.0, 1) for k, p in
+                       (("p50_us", "50.000000"), ("p99_us", "99.000000"), ("p99.9_us", "99.900000"))
+                       if p in pct}
+    return dict(lat, usr_pct=round(usr, 1), sys_pct=round(sys_, 1))
+
+
 def per_io(kvm, irqs, ios, vendor):
     """Per-I/O figures from counter deltas.
 

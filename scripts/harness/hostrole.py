@@ -17,6 +17,7 @@ from . import counters
 from .guest import Guest, GuestError
 
 WWPN = "naa.5001405000000001"
+LOOP_WWN = "naa.5001405000000002"  # tcm_loop export for the host ceiling
 
 
 class HostError(Exception):
@@ -128,8 +129,57 @@ class Host:
             bs = "/backstores/block/disk0"
         else:
             raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
+        self.backstore_path = bs
         self.targetcli(f"/vhost create {WWPN}", f"/vhost/{WWPN}/tpg1/luns create {bs}")
         self.sh("ls /sys/kernel/config/target/vhost")
+
+    def measure_ceiling(self, tests):
+        """fio on the same backstore in the host, no virtualization.
+
+        The backstore is exported a second time through LIO's loopback
+        fabric (tcm_loop), so the host's fio goes through the same target
+        core and backstore as the guest's requests, minus vhost and the VM.
+        One result per test ({"name", "args"}; args without a filename).
+        """
+        bs = self.backstore_path
+        before = set(os.listdir("/sys/block"))
+        self.sh("modprobe tcm_loop")
+        self.targetcli(f"/loopback create {LOOP_WWN}", f"/loopback/{LOOP_WWN}/luns create {bs}")
+        dev = None
+        for _ in range(100):
+            new = [d for d in set(os.listdir("/sys/block")) - before if d.startswith("sd")]
+            if new:
+                dev = "/dev/" + sorted(new)[0]
+                if os.path.exists(dev):
+                    break
+            time.sleep(0.1)
+        results = []
+        try:
+            if not dev or not os.path.exists(dev):
+                raise HostError("the loopback LUN gave no /dev/sd* within 10 s "
+                                "(tcm_loop; see host-commands.log)")
+            for t in tests:
+                progress(self.out, f"ceiling {t['name']}")
+                args = " ".join(shlex.quote(a) for a in t["args"])
+                jpath = os.path.join(self.out, f"ceiling-{t['name']}.fio.json")
+                r = {"guest": "host", "step": t["name"], "ok": False}
+                p = self.sh(f"fio --output-format=json --output={shlex.quote(jpath)} "
+                            f"--filename={dev} {args}", timeout=t.get("timeout", 300), check=False)
+                try:
+                    with open(jpath) as f:
+                        text = f.read()
+                    fj = json.loads(text[text.index("{"):])
+                    ios, iops, bw = counters.fio_totals(fj)
+                    r.update(ok=p.returncode == 0, ios=ios, iops=round(iops, 1), bw_kib=bw,
+                             fio=counters.fio_detail(fj))
+                except (OSError, ValueError):
+                    pass
+                if not r["ok"]:
+                    r["error"] = f"host fio exited {p.returncode}: {' '.join(p.stdout.split())[-300:]}"
+                results.append(r)
+        finally:
+            self.sh(f"targetcli /loopback delete {LOOP_WWN}", check=False)
+        return results
 
     def teardown_lio(self):
         self.sh("targetcli clearconfig confirm=True", check=False)
@@ -225,7 +275,8 @@ def run_fio(g, gdir, step, counter_src):
         return res
     ios, iops, bw = counters.fio_totals(fj)
     errs = sum(j.get("error", 0) != 0 for j in fj.get("jobs", []))
-    res.update(ios=ios, iops=round(iops, 1), bw_kib=bw, fio_job_errors=errs)
+    res.update(ios=ios, iops=round(iops, 1), bw_kib=bw, fio_job_errors=errs,
+               fio=counters.fio_detail(fj))
     if measure:
         irqs = counters.diff(counters.parse_interrupts(irq1), counters.parse_interrupts(irq0))
         res["counters"] = {"kvm": kvm, "guest_irqs": {k: v for k, v in irqs.items() if v}}
@@ -422,6 +473,8 @@ def run_plan(plan, out, role):
             counter_src.setup()
         except (RuntimeError, OSError) as e:
             summary["host"]["counters_error"] = str(e)
+        if plan["host"].get("ceiling"):
+            summary["steps"] += host.measure_ceiling(plan["host"]["ceiling"])
         for i, gp in enumerate(plan["guests"]):
             progress(out, f"guest {i + 1}/{len(plan['guests'])}: {gp['name']}")
             summary["steps"] += run_guest(plan, gp, out, role, counter_src)

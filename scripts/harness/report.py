@@ -3,10 +3,26 @@ import re
 
 CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
 
-COLS = [("iops", "IOPS", "{:,.0f}"), ("exits", "exits/IO", "{:.2f}"),
-        ("kicks", "kicks/IO", "{:.2f}"), ("irq_injections", "inj/IO", "{:.2f}"),
-        ("guest_irqs", "irqs/IO", "{:.2f}"), ("poller_cpu", "SQ CPU%", "{:.0f}"),
-        ("guest_poller_cpu", "CQ CPU%", "{:.0f}")]
+COLS = [("iops", "IOPS", "{:,.0f}"), ("p99_us", "p99 us", "{:,.0f}"),
+        ("exits", "exits/IO", "{:.2f}"), ("kicks", "kicks/IO", "{:.2f}"),
+        ("irq_injections", "inj/IO", "{:.2f}"), ("guest_irqs", "irqs/IO", "{:.2f}"),
+        ("poller_cpu", "SQ CPU%", "{:.0f}"), ("guest_poller_cpu", "CQ CPU%", "{:.0f}")]
+
+# Every per-cell figure of the per-test tables: (field, label, format).
+METRICS = [("iops", "IOPS (best)", "{:,.0f}"), ("iops_median", "IOPS (median)", "{:,.0f}"),
+           ("bw_mib", "bandwidth MiB/s", "{:,.1f}"),
+           ("p50_us", "clat p50 us", "{:,.0f}"), ("p99_us", "clat p99 us", "{:,.0f}"),
+           ("p99.9_us", "clat p99.9 us", "{:,.0f}"),
+           ("usr_pct", "fio usr CPU %", "{:.0f}"), ("sys_pct", "fio sys CPU %", "{:.0f}"),
+           ("exits", "VM exits/IO", "{:.2f}"), ("kicks", "kicks (notify exits)/IO", "{:.3f}"),
+           ("irq_injections", "interrupt injections/IO", "{:.3f}"),
+           ("halt_exits", "HLT exits/IO", "{:.3f}"), ("guest_irqs", "guest interrupts/IO", "{:.3f}"),
+           ("poller_cpu", "host SQ poller CPU %", "{:.0f}"),
+           ("sq_wakeups", "SQ poller wakeups/IO", "{:.3f}"), ("sq_sleeps", "SQ poller sleeps/IO", "{:.3f}"),
+           ("guest_poller_cpu", "guest CQ poller CPU %", "{:.0f}"),
+           ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}")]
+
+HOST = "host"  # the guest name of the host-ceiling cells (fio in the host, no VM)
 
 
 def cells(summary):
@@ -14,35 +30,55 @@ def cells(summary):
 
     Measured steps are named '<test>#<repeat>' (or just '<test>'); best
     means highest IOPS.  Failed steps are kept (marked) only if no repeat
-    of that cell succeeded.
+    of that cell succeeded.  The best step gets 'iops_median' and
+    'repeats' (successful repeats) added.
     """
-    out = {}
+    out, runs = {}, {}
     for st in summary.get("steps", []):
         if not CELL.match(st["step"]):
             continue
         test = st["step"].split("#")[0]
         key = (test, st["guest"])
+        if st["ok"] and st.get("iops") is not None:
+            runs.setdefault(key, []).append(st["iops"])
         cur = out.get(key)
         if cur is None or (st["ok"] and (not cur["ok"] or st.get("iops", 0) > cur.get("iops", 0))):
             out[key] = st
+    for key, st in out.items():
+        xs = sorted(runs.get(key, []))
+        if xs:
+            mid = len(xs) // 2
+            med = xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+            out[key] = dict(st, iops_median=med, repeats=len(xs))
     return out
 
 
 def value(st, field):
-    if field == "iops":
-        return st.get("iops")
+    if field in ("iops", "iops_median"):
+        return st.get(field)
+    if field == "bw_mib":
+        return st["bw_kib"] / 1024.0 if "bw_kib" in st else None
+    if field in ("p50_us", "p99_us", "p99.9_us", "usr_pct", "sys_pct"):
+        return st.get("fio", {}).get(field)
     if field in ("poller_cpu", "guest_poller_cpu"):
         p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
+    if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
+        p = st.get("poller" if field[0] == "s" else "guest_poller", {})
+        ios = st.get("ios")
+        if not p.get("pollers") or not ios:
+            return None
+        return p.get(field[3:], 0) / ios
     return st.get("per_io", {}).get(field)
 
 
 def table(summary, modes, tests, ref="baseline"):
-    """Rows of (test, mode, {field: formatted}) with the ratio to ref for IOPS."""
+    """Rows of (test, mode, {field: formatted}) with IOPS ratios to ref and to the host."""
     c = cells(summary)
     rows = []
     for t in tests:
         base = c.get((t, ref))
+        host = c.get((t, HOST))
         for m in modes:
             st = c.get((t, m))
             if st is None:
@@ -55,16 +91,65 @@ def table(summary, modes, tests, ref="baseline"):
             for f, _, fmt in COLS:
                 v = value(st, f)
                 vals[f] = "-" if v is None else fmt.format(v)
-            if base and base["ok"] and base.get("iops") and st.get("iops") is not None:
-                vals["ratio"] = f"{st['iops'] / base['iops']:.2f}x"
-            else:
-                vals["ratio"] = "-"
+            for k, r in (("ratio", base), ("vs_host", host)):
+                if r and r["ok"] and r.get("iops") and st.get("iops") is not None:
+                    vals[k] = f"{st['iops'] / r['iops']:.2f}x"
+                else:
+                    vals[k] = "-"
             rows.append((t, m, vals))
     return rows
 
 
+def test_tables_markdown(summary, modes, tests, ref="baseline"):
+    """One table per test: figures as rows, modes as columns, each figure
+    with its ratio to ref beside it; a host column holds the ceiling (fio on
+    the same backstore in the host)."""
+    c = cells(summary)
+    out = []
+    for t in tests:
+        host = c.get((t, HOST))
+        base = c.get((t, ref))
+        cols = ([HOST] if host else []) + list(modes)
+        out.append(f"### {t}\n")
+        out.append("| figure | " + " | ".join("host ceiling" if m == HOST else m for m in cols) + " |")
+        out.append("|---|" + "---:|" * len(cols))
+        status = []
+        for m in cols:
+            st = c.get((t, m))
+            status.append("not run" if st is None else "ok" if st["ok"]
+                          else "FAILED: " + st.get("error", "failed")[:60])
+        if any(x != "ok" for x in status):
+            out.append("| status | " + " | ".join(status) + " |")
+        multi = any(c.get((t, m), {}).get("repeats", 0) > 1 for m in cols)
+        for f, label, fmt in METRICS:
+            if f == "iops_median" and not multi:
+                continue
+            cells_txt, any_val = [], False
+            b = value(base, f) if base and base["ok"] else None
+            for m in cols:
+                st = c.get((t, m))
+                v = value(st, f) if st and st["ok"] else None
+                if v is None:
+                    cells_txt.append("-")
+                    continue
+                any_val = True
+                txt = fmt.format(v)
+                if m not in (HOST, ref) and b:
+                    txt += f" ({v / b:.2f}x)"
+                cells_txt.append(txt)
+            if any_val:
+                out.append(f"| {label} | " + " | ".join(cells_txt) + " |")
+        if host and host["ok"] and host.get("iops"):
+            out.append("| IOPS / host ceiling | " + " | ".join(
+                "1.00x" if m == HOST else
+                (f"{c[(t, m)]['iops'] / host['iops']:.2f}x" if c.get((t, m)) and c[(t, m)]["ok"] else "-")
+                for m in cols) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def render_text(rows):
-    hdr = ["test", "mode", "IOPS", "vs base"] + [h for f, h, _ in COLS[1:]]
+    hdr = ["test", "mode", "IOPS", "vs base", "vs host"] + [h for f, h, _ in COLS[1:]]
     lines = []
     for t, m, v in rows:
         if v is None:
@@ -72,14 +157,14 @@ def render_text(rows):
         elif "failed" in v:
             lines.append([t, m, "FAILED"] + [""] * (len(hdr) - 3))
         else:
-            lines.append([t, m, v["iops"], v["ratio"]] + [v[f] for f, _, _ in COLS[1:]])
+            lines.append([t, m, v["iops"], v["ratio"], v["vs_host"]] + [v[f] for f, _, _ in COLS[1:]])
     w = [max(len(str(r[i])) for r in [hdr] + lines) for i in range(len(hdr))]
     fmt = lambda r: "  ".join(str(x).rjust(w[i]) if i >= 2 else str(x).ljust(w[i]) for i, x in enumerate(r))  # noqa: E731
     return "\n".join([fmt(hdr), fmt(["-" * x for x in w])] + [fmt(r) for r in lines])
 
 
 def render_markdown(rows):
-    hdr = ["test", "mode", "IOPS", "vs baseline"] + [h for f, h, _ in COLS[1:]]
+    hdr = ["test", "mode", "IOPS", "vs baseline", "vs host"] + [h for f, h, _ in COLS[1:]]
     out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for t, m, v in rows:
         if v is None:
@@ -87,7 +172,8 @@ def render_markdown(rows):
         elif "failed" in v:
             out.append(f"| {t} | {m} | FAILED: {v['failed'][:80]} |" + " |" * (len(hdr) - 3))
         else:
-            out.append("| " + " | ".join([t, m, v["iops"], v["ratio"]] + [v[f] for f, _, _ in COLS[1:]]) + " |")
+            out.append("| " + " | ".join([t, m, v["iops"], v["ratio"], v["vs_host"]]
+                                         + [v[f] for f, _, _ in COLS[1:]]) + " |")
     return "\n".join(out)
 
 

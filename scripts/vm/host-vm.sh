@@ -11,7 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
-timeout_s=1800 mem=4096 smp=2 stall_s=${SQCQ_STALL_S:-240}
+timeout_s=1800 mem=4096 smp=${SQCQ_HOST_SMP:-2} stall_s=${SQCQ_STALL_S:-240}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout_s=$2; shift 2 ;;
@@ -94,6 +94,19 @@ boot() {
 			# on the console.
 			"$SQCQ_TOP/scripts/vm/hang-dump.py" "$run/mon.sock" \
 				"$out/host-kallsyms.gz" "$out/l1-hang-dump.txt" || true
+			# And where QEMU and virtiofsd are: a main loop blocked
+			# in vhost-user (the monitor then times out too) looks
+			# the same from inside.
+			for p in "$qpid" $(pgrep -P "$qpid") "${pids[@]}"; do
+				for t in /proc/"$p"/task/*; do
+					echo "$p/${t##*/} $(cut -d' ' -f2,3 "$t/stat" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null)"
+				done
+			done >"$out/l0-threads.txt" 2>&1
+			if command -v gdb >/dev/null; then
+				for p in $(pgrep -P "$qpid") "${pids[@]}"; do
+					timeout 60 gdb -p "$p" -batch -ex 'thread apply all bt' 2>&1
+				done >"$out/l0-backtraces.txt"
+			fi
 			sleep 20
 			echo "error: registers and symbols: $out/l1-hang-dump.txt" >&2
 			pkill -KILL -P "$qpid" 2>/dev/null; kill -KILL "$qpid" 2>/dev/null
