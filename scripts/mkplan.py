@@ -13,6 +13,7 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        pollers:N  exactly N host pollers must be running
        write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
+       suspend    suspend/resume (pm_test=devices) with fio verify running
        reverify   re-read and verify what verify wrote
 Builds what is missing (modules, QEMU, initramfs) first.
 """
@@ -34,6 +35,8 @@ def steps_for(names, mode, modes, runtime):
             out.append(P.verify_steps(mode, modes)[0])
         elif s == "unbind-rebind":
             out.append(P.unbind_rebind_step())
+        elif s == "suspend":
+            out.append(P.suspend_step())
         elif s == "reverify":
             out.append(dict(P.verify_steps(mode, modes)[1], name=f"reverify-{len(out)}"))
         elif s.startswith("idle:"):
@@ -54,7 +57,7 @@ def steps_for(names, mode, modes, runtime):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", required=True)
-    ap.add_argument("--modes", default="baseline")
+    ap.add_argument("--modes", default="baseline", help="modes to boot a guest for, or 'none'")
     ap.add_argument("--steps", default="verify")
     ap.add_argument("--backstore", default="fileio", choices=["fileio", "rd_mcp", "null_blk"])
     ap.add_argument("--runtime", type=int, default=10)
@@ -65,6 +68,8 @@ def main():
     ap.add_argument("--check-guest-bad-params", action="store_true",
                     help="first check in the guest that invalid virtio_sqcq parameters are refused")
     ap.add_argument("--sqcq-poll", choices=["on", "off"], help="override the mode's QEMU property")
+    ap.add_argument("--host-check", action="append", default=[],
+                    help="host command run once LIO is up, before the guests; must exit 0 (repeatable)")
     ap.add_argument("--check-bad-params", action="store_true",
                     help="first check that invalid vhost_scsi parameters are refused")
     a = ap.parse_args()
@@ -77,7 +82,9 @@ def main():
     plan["host"]["vhost_scsi_params"] = a.host_params
     if a.check_bad_params:
         plan["host"]["pre"] = P.bad_param_checks(plan["host"]["vhost_scsi_ko"])
-    for mode in a.modes.split(","):
+    plan["host"]["checks"] = [{"name": f"host-check-{i + 1}", "cmd": c, "timeout": 600}
+                              for i, c in enumerate(a.host_check)]
+    for mode in a.modes.split(",") if a.modes != "none" else []:
         if mode not in modes["modes"]:
             sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
         g = P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),

@@ -355,16 +355,16 @@ def run_idle(step, g):
 
 
 def run_host_checks(host, checks):
-    """Host commands with expected exit codes, run before the modules load."""
+    """Host commands with expected exit codes (before the modules load, or once LIO is up)."""
     out = []
     for c in checks:
-        p = host.sh(c["cmd"], check=False)
+        p = host.sh(c["cmd"], check=False, timeout=c.get("timeout", 120))
         exp = c.get("expect_rc", 0)
         ok = p.returncode == exp if exp != "nonzero" else p.returncode != 0
         for pat in c.get("expect_output", []):
             ok = ok and pat in p.stdout
         r = {"guest": "-", "step": c["name"], "ok": ok, "rc": p.returncode,
-             "output": p.stdout[-2000:]}
+             "output": p.stdout[-c.get("keep_output", 8000):]}
         if not ok:
             r["error"] = (f"'{c['cmd']}' exited {p.returncode} (expected {exp}) "
                           f"or lacks {c.get('expect_output', [])}: {' '.join(p.stdout.split())[-300:]}")
@@ -473,6 +473,7 @@ def run_plan(plan, out, role):
             counter_src.setup()
         except (RuntimeError, OSError) as e:
             summary["host"]["counters_error"] = str(e)
+        summary["steps"] += run_host_checks(host, plan["host"].get("checks", []))
         if plan["host"].get("ceiling"):
             summary["steps"] += host.measure_ceiling(plan["host"]["ceiling"])
         for i, gp in enumerate(plan["guests"]):

@@ -152,3 +152,30 @@ def unbind_rebind_step():
         f"echo $dev > {drv}/bind || exit 1; "
         f"for i in $(seq 300); do [ -b {DISK} ] && break; sleep 0.1; done; [ -b {DISK} ] || exit 1; "
         f"ls /sys/kernel/debug/virtio-sqcq/$dev >/dev/null || {{ echo 'no CQ poller after rebind'; exit 1; }}")}
+
+
+def suspend_step():
+    """Guest step: a suspend/resume cycle (virtio freeze/restore) under I/O.
+
+    pm_test=devices runs the real device suspend and resume callbacks
+    (virtio-pci's freeze/restore, so virtio_scsi's) and comes back after
+    5 s without a wakeup source.  fio writes and verifies a scratch region
+    across it; the CQ poller must be a new thread afterwards (stopped on
+    freeze, started on restore) and the kernel must say it suspended.
+    """
+    stats = "/sys/kernel/debug/virtio-sqcq/*/stats"
+    return {"name": "suspend-resume", "type": "sh", "timeout": 240, "cmd": (
+        "[ -w /sys/power/pm_test ] || { echo 'no /sys/power/pm_test in the guest (CONFIG_PM_DEBUG)'; exit 1; }; "
+        "grep -qw freeze /sys/power/state || { echo \"no s2idle in /sys/power/state: $(cat /sys/power/state)\"; exit 1; }; "
+        f"pid0=$(cat {stats} | awk '$1==\"pid\"{{print $2}}'); [ -n \"$pid0\" ] || {{ echo 'no CQ poller before suspend'; exit 1; }}; "
+        f"fio --name=inflight --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
+        f"--ioengine=libaio --offset=256M --size=96M --verify=crc32c --do_verify=1 >/tmp/susp.log 2>&1 & "
+        "f=$!; sleep 2; echo devices > /sys/power/pm_test || exit 1; "
+        "echo freeze > /sys/power/state; rc=$?; echo none > /sys/power/pm_test; "
+        "[ $rc = 0 ] || { echo \"suspend failed ($rc)\"; dmesg | tail -20; exit 1; }; "
+        "wait $f || { echo 'fio verify across the suspend failed:'; tail -20 /tmp/susp.log; exit 1; }; "
+        "dmesg | grep -q 'PM: suspend entry' || { echo 'the kernel did not suspend'; exit 1; }; "
+        f"pid1=$(cat {stats} | awk '$1==\"pid\"{{print $2}}'); "
+        "[ -n \"$pid1\" ] && [ \"$pid1\" != \"$pid0\" ] || "
+        "{ echo \"CQ poller not restarted by freeze/restore (pid $pid0 -> '$pid1')\"; exit 1; }; "
+        "echo \"suspend/resume ok; CQ poller pid $pid0 -> $pid1\"")}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Description: the SQ poller's protocol and a hostile guest, checked by a
+# userspace virtio-scsi driver (tests/vhostdrv/vhostdrv.c) that plays the
+# guest directly on /dev/vhost-scsi in the host VM, against a real LIO
+# target: no kick needed while the poller is awake, NEED_WAKEUP visible
+# once it sleeps, an unkicked request waits, a kick wakes it, data written
+# and read back; 50 feature toggles under I/O; completions never consumed;
+# then an avail index a ring ahead, a descriptor loop, a descriptor
+# outside guest memory and an absurd indirect table: each must leave the
+# poller asleep and idle (no spinning past its budget), a second device
+# working, and a clean teardown.  Both targets share one backstore.
+# timeout: 900
+# vm: yes
+set -uo pipefail
+. "$(dirname "$0")/lib/vm.sh"
+tool=$SQCQ_BUILD/tools/vhostdrv
+mkdir -p "$(dirname "$tool")"
+gcc -O2 -Wall -Wextra -Werror -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
+	{ echo "FAIL: vhostdrv does not build"; exit 1; }
+w1=naa.5001405000000001 w2=naa.5001405000000003
+run_plan --modes none --host-check "targetcli /vhost create $w2 && targetcli /vhost/$w2/tpg1/luns create /backstores/fileio/disk0 && $tool $w1 $w2"
+/usr/bin/python3 - "$out/run/summary.json" <<'PY'
+import json, sys
+try:
+    s = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+for st in s["steps"]:
+    if st["step"].startswith("host-check"):
+        print(st.get("output", ""))
+PY
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vhostdrv - a userspace virtio-scsi "guest" driving /dev/vhost-scsi
+ * directly, to check the SQ poller's protocol and its behaviour under a
+ * hostile guest deterministically (no VM, no guest kernel, no timing luck).
+ *
+ * This process is the vhost owner: its memory is the "guest memory"
+ * (mapped 1:1, guest physical address = our virtual address), it builds
+ * the rings, kicks through eventfds and reads completions from the used
+ * ring.  The poller is a vhost_task, i.e. a thread of this process named
+ * vhost-sqcq-<pid>; its state and counters come from
+ * /sys/kernel/debug/vhost-sqcq/<pid>-<n>/stats.
+ *
+ * Usage: vhostdrv WWPN [WWPN2]
+ *   WWPN   a vhost target (tpgt 1) with LUN 0 on a writable backstore
+ *   WWPN2  a second one, for "the other device keeps working"
+ * Needs vhost_scsi from this project loaded, debugfs mounted, root.
+ * Prints one TAP line per check ("ok N - scenario: evidence"); exits 1 if
+ * any check failed.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/vhost.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+#include <linux/virtio_scsi.h>
+
+#include "../../include/uapi/linux/virtio_sqcq.h"
+
+#define NUM		128	/* ring size */
+#define NVQ		3	/* control, event, one request queue */
+#define REQ_VQ		2
+#define SLOTS		32	/* requests in flight at most */
+#define BLK		4096
+#define MEM_SIZE	(16u << 20)
+#define PARAMS		"/sys/module/vhost_scsi/parameters/"
+#define DEBUGFS		"/sys/kernel/debug/vhost-sqcq"
+
+struct vq {
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t avail_idx;	/* next avail index we publish */
+	uint16_t used_seen;	/* used entries consumed */
+	int kick, call;
+};
+
+struct slot {
+	struct virtio_scsi_cmd_req req;
+	struct virtio_scsi_cmd_resp resp;
+	uint8_t data[BLK] __attribute__((aligned(64)));
+};
+
+struct dev {
+	const char *name;
+	int fd;
+	uint64_t features;
+	char *mem;
+	size_t used_bytes;
+	struct vq vq[NVQ];
+	struct slot *slots;
+	char dbg[300];		/* debugfs stats file of its poller */
+	int kicks, kicks_skipped;
+};
+
+static int checks, failures;
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", ok ? "ok" : "not ok", ++checks);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("Bail out! ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" (%s)\n", strerror(errno));
+	exit(2);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	usleep(ms * 1000);
+}
+
+static void set_param(const char *name, const char *val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f) != 0)
+		die("cannot set %s=%s", name, val);
+}
+
+static void *alloc(struct dev *d, size_t size, size_t align)
+{
+	size_t off = (d->used_bytes + align - 1) & ~(align - 1);
+
+	if (off + size > MEM_SIZE)
+		die("guest memory exhausted");
+	d->used_bytes = off + size;
+	return d->mem + off;
+}
+
+static uint64_t gpa(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;	/* guest memory is mapped 1:1 */
+}
+
+/* --- the device ------------------------------------------------------ */
+
+static void dev_open(struct dev *d, const char *name, const char *wwpn, bool sqcq)
+{
+	struct vhost_memory *m;
+	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
+	uint64_t offered;
+	int i, abi;
+
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	d->fd = open("/dev/vhost-scsi", O_RDWR);
+	if (d->fd < 0)
+		die("open /dev/vhost-scsi (is vhost_scsi loaded?)");
+	if (ioctl(d->fd, VHOST_SCSI_GET_ABI_VERSION, &abi) || abi != VHOST_SCSI_ABI_VERSION)
+		die("vhost-scsi ABI version %d, expected %d", abi, VHOST_SCSI_ABI_VERSION);
+	if (ioctl(d->fd, VHOST_SET_OWNER))
+		die("VHOST_SET_OWNER");
+	if (ioctl(d->fd, VHOST_GET_FEATURES, &offered))
+		die("VHOST_GET_FEATURES");
+	if (!(offered & (1ULL << VIRTIO_F_SQCQ_POLL)))
+		die("the host does not offer VIRTIO_F_SQCQ_POLL: not this project's vhost_scsi, or sqcq_enable=0");
+	d->features = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+	if (sqcq)
+		d->features |= 1ULL << VIRTIO_F_SQCQ_POLL;
+	if (ioctl(d->fd, VHOST_SET_FEATURES, &d->features))
+		die("VHOST_SET_FEATURES");
+
+	d->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (d->mem == MAP_FAILED)
+		die("mmap");
+	m = calloc(1, sizeof(*m) + sizeof(m->regions[0]));
+	m->nregions = 1;
+	m->regions[0].guest_phys_addr = gpa(d->mem);
+	m->regions[0].memory_size = MEM_SIZE;
+	m->regions[0].userspace_addr = gpa(d->mem);
+	if (ioctl(d->fd, VHOST_SET_MEM_TABLE, m))
+		die("VHOST_SET_MEM_TABLE");
+	free(m);
+
+	for (i = 0; i < NVQ; i++) {
+		struct vq *q = &d->vq[i];
+		struct vhost_vring_state num = { .index = i, .num = NUM };
+		struct vhost_vring_state base = { .index = i, .num = 0 };
+		struct vhost_vring_addr addr = { .index = i };
+		struct vhost_vring_file kick = { .index = i }, call = { .index = i };
+
+		q->desc = alloc(d, sizeof(*q->desc) * NUM, 4096);
+		q->avail = alloc(d, sizeof(*q->avail) + 2 * NUM + 2, 4096);
+		q->used = alloc(d, sizeof(*q->used) + sizeof(q->used->ring[0]) * NUM + 2, 4096);
+		/* Poison: address 0 is outside guest memory (see below). */
+		q->desc[0] = (struct vring_desc){ 0, 16, 0, 0 };
+		q->kick = eventfd(0, EFD_NONBLOCK);
+		q->call = eventfd(0, EFD_NONBLOCK);
+		addr.desc_user_addr = gpa(q->desc);
+		addr.avail_user_addr = gpa(q->avail);
+		addr.used_user_addr = gpa(q->used);
+		kick.fd = q->kick;
+		call.fd = q->call;
+		if (ioctl(d->fd, VHOST_SET_VRING_NUM, &num) ||
+		    ioctl(d->fd, VHOST_SET_VRING_BASE, &base) ||
+		    ioctl(d->fd, VHOST_SET_VRING_ADDR, &addr) ||
+		    ioctl(d->fd, VHOST_SET_VRING_KICK, &kick) ||
+		    ioctl(d->fd, VHOST_SET_VRING_CALL, &call))
+			die("setting up vq %d", i);
+	}
+	/*
+	 * Descriptor 0 is poison (address 0 is outside guest memory): a ring
+	 * entry nobody filled in points at it.  Requests use 1..4*SLOTS.
+	 */
+	d->slots = alloc(d, sizeof(*d->slots) * SLOTS, 4096);
+
+	snprintf(t.vhost_wwpn, sizeof(t.vhost_wwpn), "%s", wwpn);
+	if (ioctl(d->fd, VHOST_SCSI_SET_ENDPOINT, &t))
+		die("VHOST_SCSI_SET_ENDPOINT %s (is it configured with targetcli?)", wwpn);
+}
+
+static void dev_close(struct dev *d)
+{
+	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
+	int i;
+
+	ioctl(d->fd, VHOST_SCSI_CLEAR_ENDPOINT, &t);
+	close(d->fd);
+	for (i = 0; i < NVQ; i++) {
+		close(d->vq[i].kick);
+		close(d->vq[i].call);
+	}
+	munmap(d->mem, MEM_SIZE);
+}
+
+static int set_features(struct dev *d, bool sqcq)
+{
+	if (sqcq)
+		d->features |= 1ULL << VIRTIO_F_SQCQ_POLL;
+	else
+		d->features &= ~(1ULL << VIRTIO_F_SQCQ_POLL);
+	return ioctl(d->fd, VHOST_SET_FEATURES, &d->features);
+}
+
+/* --- the poller, seen from here --------------------------------------- */
+
+/* Names of this process's pollers' debugfs directories (<pid>-<seq>). */
+static int poller_dirs(char names[][64], int max)
+{
+	char prefix[32];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(prefix, sizeof(prefix), "%d-", getpid());
+	dir = opendir(DEBUGFS);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < max)
+		if (!strncmp(e->d_name, prefix, strlen(prefix)))
+			snprintf(names[n++], 64, "%.63s", e->d_name);
+	closedir(dir);
+	return n;
+}
+
+static int npollers(void)
+{
+	char names[16][64];
+
+	return poller_dirs(names, 16);
+}
+
+/* Remember the debugfs directory of @d's poller: the newest of ours. */
+static bool find_poller(struct dev *d)
+{
+	char names[16][64];
+	int i, n = poller_dirs(names, 16), best = -1, seq;
+
+	for (i = 0; i < n; i++) {
+		seq = atoi(strchr(names[i], '-') + 1);
+		if (seq > best) {
+			best = seq;
+			snprintf(d->dbg, sizeof(d->dbg), DEBUGFS "/%.63s/stats", names[i]);
+		}
+	}
+	return best >= 0;
+}
+
+/* A field of the poller's stats ("state" gives 1 for awake, 0 asleep). */
+static long long stat_field(struct dev *d, const char *key)
+{
+	char line[256], k[64], v[64];
+	long long r = -1;
+	FILE *f = fopen(d->dbg, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %63s", k, v) == 2 && !strcmp(k, key)) {
+			r = !strcmp(key, "state") ? !strcmp(v, "awake") : atoll(v);
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+/* CPU time (utime + stime, seconds) of the poller thread. */
+static double poller_cpu_s(struct dev *d)
+{
+	char path[96], buf[1024], *p;
+	long long pid = stat_field(d, "pid");
+	unsigned long ut, st;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%lld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return -1;
+	/* Fields after the comm: state is 3, utime 14, stime 15. */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+/* Wait until the poller sleeps; return the seconds it took, or -1. */
+static double wait_asleep(struct dev *d, double timeout)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < timeout) {
+		if (stat_field(d, "state") == 0)
+			return now_s() - t0;
+		sleep_ms(10);
+	}
+	return -1;
+}
+
+/* --- requests ---------------------------------------------------------- */
+
+static struct vq *rq(struct dev *d)
+{
+	return &d->vq[REQ_VQ];
+}
+
+/* Fill slot @s with a READ(10)/WRITE(10) of one block; return its head. */
+static uint16_t build(struct dev *d, int s, bool write, uint32_t lba)
+{
+	struct vring_desc *desc = rq(d)->desc;
+	struct slot *sl = &d->slots[s];
+	uint16_t h = 1 + 4 * s;
+	uint32_t nblk = BLK / 512;
+
+	memset(&sl->req, 0, sizeof(sl->req));
+	sl->req.lun[0] = 1;
+	sl->req.lun[1] = 1;		/* target = tpgt */
+	sl->req.lun[2] = 0x40;		/* flat LUN 0 */
+	sl->req.tag = s;
+	sl->req.cdb[0] = write ? 0x2a : 0x28;
+	sl->req.cdb[2] = lba >> 24;
+	sl->req.cdb[3] = lba >> 16;
+	sl->req.cdb[4] = lba >> 8;
+	sl->req.cdb[5] = lba;
+	sl->req.cdb[7] = nblk >> 8;
+	sl->req.cdb[8] = nblk;
+	memset(&sl->resp, 0xff, sizeof(sl->resp));
+
+	desc[h] = (struct vring_desc){ gpa(&sl->req), sizeof(sl->req), VRING_DESC_F_NEXT, h + 1 };
+	if (write) {
+		desc[h + 1] = (struct vring_desc){ gpa(sl->data), BLK, VRING_DESC_F_NEXT, h + 2 };
+		desc[h + 2] = (struct vring_desc){ gpa(&sl->resp), sizeof(sl->resp), VRING_DESC_F_WRITE, 0 };
+	} else {
+		desc[h + 1] = (struct vring_desc){ gpa(&sl->resp), sizeof(sl->resp),
+						   VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, h + 2 };
+		desc[h + 2] = (struct vring_desc){ gpa(sl->data), BLK, VRING_DESC_F_WRITE, 0 };
+	}
+	return h;
+}
+
+/* Publish @head.  The release store pairs with the host's read barrier
+ * after it loads avail->idx (vhost_get_avail_idx()). */
+static void publish(struct vq *q, uint16_t head)
+{
+	q->avail->ring[q->avail_idx % NUM] = head;
+	q->avail_idx++;
+	__atomic_store_n(&q->avail->idx, q->avail_idx, __ATOMIC_RELEASE);
+}
+
+static void kick(struct dev *d)
+{
+	uint64_t one = 1;
+
+	if (write(rq(d)->kick, &one, sizeof(one)) != sizeof(one))
+		die("kick");
+	d->kicks++;
+}
+
+/*
+ * What a virtio driver does after publishing: a full barrier between the
+ * avail->idx store and the flags load (pairs with the smp_mb() in the
+ * host's vhost_enable_notify()), then kick only if the host asked for it.
+ */
+static void kick_if_needed(struct dev *d)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rq(d)->used->flags, __ATOMIC_RELAXED) & VRING_USED_F_NO_NOTIFY)
+		d->kicks_skipped++;
+	else
+		kick(d);
+}
+
+/* Wait for @n completions; check each; return how many arrived. */
+static int reap(struct dev *d, int n, double timeout, int *bad)
+{
+	struct vq *q = rq(d);
+	double t0 = now_s();
+	int got = 0;
+
+	while (got < n && now_s() - t0 < timeout) {
+		uint16_t idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+
+		while (q->used_seen != idx && got < n) {
+			struct vring_used_elem *e = &q->used->ring[q->used_seen % NUM];
+			int s = (e->id - 1) / 4;
+
+			if (e->id < 1 || e->id > 4 * SLOTS || (e->id - 1) % 4 ||
+			    d->slots[s].resp.response != VIRTIO_SCSI_S_OK ||
+			    d->slots[s].resp.status != 0)
+				(*bad)++;
+			q->used_seen++;
+			got++;
+		}
+		if (got < n)
+			usleep(200);
+	}
+	return got;
+}
+
+static void fill(uint8_t *p, uint32_t lba, int gen)
+{
+	int i;
+
+	for (i = 0; i < BLK; i++)
+		p[i] = (uint8_t)(lba * 7 + i * 13 + gen);
+}
+
+/* Write then read back @count blocks at @lba0 with kicks as a driver
+ * would do them; return true if all completed and the data matches. */
+static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char *why, size_t wl)
+{
+	uint8_t want[BLK];
+	int i, bad = 0, got;
+
+	for (i = 0; i < count; i++) {
+		fill(d->slots[i].data, lba0 + i, gen);
+		publish(rq(d), build(d, i, true, lba0 + i));
+	}
+	kick_if_needed(d);
+	got = reap(d, count, 10, &bad);
+	if (got != count || bad) {
+		snprintf(why, wl, "%d/%d writes completed, %d bad", got, count, bad);
+		return false;
+	}
+	for (i = 0; i < count; i++) {
+		memset(d->slots[i].data, 0, BLK);
+		publish(rq(d), build(d, i, false, lba0 + i));
+	}
+	kick_if_needed(d);
+	got = reap(d, count, 10, &bad);
+	if (got != count || bad) {
+		snprintf(why, wl, "%d/%d reads completed, %d bad", got, count, bad);
+		return false;
+	}
+	for (i = 0; i < count; i++) {
+		fill(want, lba0 + i, gen);
+		if (memcmp(want, d->slots[i].data, BLK)) {
+			snprintf(why, wl, "block %u read back differs", lba0 + i);
+			return false;
+		}
+	}
+	snprintf(why, wl, "%d blocks written and read back", count);
+	return true;
+}
+
+/* --- scenarios --------------------------------------------------------- */
+
+static void long_spin_params(void)
+{
+	/* A spin window of 0.5 s: wide enough to be deterministic here. */
+	set_param("sqcq_spin_max_us", "500000");
+	set_param("sqcq_spin_min_us", "500000");
+	set_param("sqcq_idle_timeout_us", "500000");
+}
+
+static void default_params(void)
+{
+	set_param("sqcq_spin_min_us", "0");
+	set_param("sqcq_spin_max_us", "200");
+	set_param("sqcq_idle_timeout_us", "1000");
+}
+
+static void protocol(const char *wwpn)
+{
+	struct dev d;
+	char why[128];
+	long long w0, w1;
+	int bad = 0, got;
+	bool ok;
+
+	long_spin_params();
+	dev_open(&d, "protocol", wwpn, true);
+	check(find_poller(&d) && npollers() == 1, "poller started by SET_ENDPOINT with VIRTIO_F_SQCQ_POLL (%s)", d.dbg);
+
+	ok = io_roundtrip(&d, 100, 8, 1, why, sizeof(why));
+	check(ok, "data: %s", why);
+
+	/* Awake: notifications off, requests found without a kick. */
+	publish(rq(&d), build(&d, 0, false, 100));
+	kick(&d);
+	reap(&d, 1, 5, &bad);
+	check(stat_field(&d, "state") == 1 &&
+	      (rq(&d)->used->flags & VRING_USED_F_NO_NOTIFY),
+	      "awake poller keeps notifications disabled (used->flags %#x)", rq(&d)->used->flags);
+	d.kicks = 0;
+	publish(rq(&d), build(&d, 1, false, 101));
+	got = reap(&d, 1, 0.3, &bad);
+	check(got == 1 && d.kicks == 0 && !bad, "no kick needed while the poller is awake (%d of 1 completed, %d kicks)", got, d.kicks);
+
+	/* NEED_WAKEUP: after the spin window, notifications are back on. */
+	check(wait_asleep(&d, 5) >= 0, "poller sleeps after its spin window (state %s)",
+	      stat_field(&d, "state") ? "awake" : "asleep");
+	check(!(rq(&d)->used->flags & VRING_USED_F_NO_NOTIFY),
+	      "NEED_WAKEUP visible to the guest once asleep (used->flags %#x)", rq(&d)->used->flags);
+
+	/* Asleep means asleep: a request without a kick waits... */
+	w0 = stat_field(&d, "wakeups");
+	publish(rq(&d), build(&d, 2, false, 102));
+	got = reap(&d, 1, 0.5, &bad);
+	check(got == 0, "asleep poller does not see an unkicked request (%d completed in 0.5 s)", got);
+	/* ... and the kick wakes it. */
+	kick(&d);
+	got = reap(&d, 1, 5, &bad);
+	w1 = stat_field(&d, "wakeups");
+	check(got == 1 && !bad && w1 > w0, "a kick wakes it and the request completes (wakeups %lld -> %lld)", w0, w1);
+
+	/* Driver-style I/O: kicks only when NEED_WAKEUP is set. */
+	d.kicks = d.kicks_skipped = 0;
+	ok = io_roundtrip(&d, 200, SLOTS, 2, why, sizeof(why));
+	check(ok && d.kicks_skipped > 0, "driver-style I/O: %s, %d kicks, %d skipped", why, d.kicks, d.kicks_skipped);
+
+	dev_close(&d);
+	check(npollers() == 0, "poller gone after CLEAR_ENDPOINT and close (%d left)", npollers());
+	default_params();
+}
+
+static void toggle(const char *wwpn)
+{
+	struct dev d;
+	int i, bad = 0, got, lost = 0, wrong = 0, n;
+
+	dev_open(&d, "toggle", wwpn, true);
+	for (i = 0; i < 50; i++) {
+		bool on = i % 2;
+		int s;
+
+		/* Requests in flight across the feature change. */
+		for (s = 0; s < 4; s++)
+			publish(rq(&d), build(&d, s, false, 300 + s));
+		kick(&d);
+		if (set_features(&d, on))
+			die("VHOST_SET_FEATURES while polling");
+		n = npollers();
+		if (n != (on ? 1 : 0))
+			wrong++;
+		kick(&d);
+		got = reap(&d, 4, 5, &bad);
+		lost += 4 - got;
+	}
+	check(!lost && !bad && !wrong, "50 feature toggles under I/O: %d requests lost, %d bad, %d wrong poller counts", lost, bad, wrong);
+	dev_close(&d);
+	check(npollers() == 0, "no poller left after the toggles (%d)", npollers());
+}
+
+enum hostile { AVAIL_JUMP, DESC_LOOP, BAD_ADDR, HUGE_INDIRECT };
+static const char * const hostile_name[] = {
+	"avail index a ring and more ahead", "descriptor loop",
+	"descriptor outside guest memory", "indirect table of absurd length",
+};
+
+static void hostile(const char *wwpn, const char *wwpn2, enum hostile h)
+{
+	struct vring_desc *desc;
+	struct dev d, other;
+	double t, cpu0, cpu1;
+	char why[128];
+	long long broken;
+	uint16_t hd = 1;
+	bool ok;
+
+	dev_open(&d, hostile_name[h], wwpn, true);
+	find_poller(&d);
+	desc = rq(&d)->desc;
+	switch (h) {
+	case AVAIL_JUMP:
+		rq(&d)->avail_idx += NUM + 7;
+		__atomic_store_n(&rq(&d)->avail->idx, rq(&d)->avail_idx, __ATOMIC_RELEASE);
+		break;
+	case DESC_LOOP:
+		build(&d, 0, false, 0);
+		desc[hd].next = hd;		/* chained to itself */
+		publish(rq(&d), hd);
+		break;
+	case BAD_ADDR:
+		build(&d, 0, true, 0);
+		desc[hd + 1].addr = gpa(d.mem) + MEM_SIZE + (1ULL << 30);
+		publish(rq(&d), hd);
+		break;
+	case HUGE_INDIRECT:
+		desc[hd] = (struct vring_desc){ gpa(d.slots), 16u * 0x7fffff0u, VRING_DESC_F_INDIRECT, 0 };
+		publish(rq(&d), hd);
+		break;
+	}
+	kick(&d);
+	t = wait_asleep(&d, 10);
+	broken = stat_field(&d, "broken");
+	check(t >= 0, "%s: poller asleep %.2f s after the kick (broken-ring sleeps %lld)",
+	      hostile_name[h], t, broken);
+	cpu0 = poller_cpu_s(&d);
+	sleep_ms(2000);
+	cpu1 = poller_cpu_s(&d);
+	check(cpu0 >= 0 && cpu1 - cpu0 <= 0.1 && stat_field(&d, "state") == 0,
+	      "%s: no spinning afterwards (%.2f s CPU in 2 s)", hostile_name[h], cpu1 - cpu0);
+	/* The guest kicks again: bounded work, back to sleep. */
+	kick(&d);
+	check(wait_asleep(&d, 10) >= 0, "%s: a further kick is handled and the poller sleeps again", hostile_name[h]);
+
+	if (wwpn2) {
+		dev_open(&other, "other", wwpn2, true);
+		ok = io_roundtrip(&other, 400, 8, 3 + h, why, sizeof(why));
+		check(ok, "%s: another device keeps working: %s", hostile_name[h], why);
+		dev_close(&other);
+	}
+	dev_close(&d);
+	check(npollers() == 0, "%s: device torn down, poller gone (%d left)", hostile_name[h], npollers());
+}
+
+/* A guest that never consumes completions: the host fills the used ring
+ * and stops; nothing spins; everything is there when the guest looks. */
+static void no_consume(const char *wwpn)
+{
+	struct dev d;
+	int s, bad = 0, got;
+	double cpu0, cpu1;
+
+	dev_open(&d, "no-consume", wwpn, true);
+	find_poller(&d);
+	for (s = 0; s < SLOTS; s++)
+		publish(rq(&d), build(&d, s, false, 500 + s));
+	kick(&d);
+	check(wait_asleep(&d, 10) >= 0, "unconsumed completions: poller sleeps");
+	cpu0 = poller_cpu_s(&d);
+	sleep_ms(1000);
+	cpu1 = poller_cpu_s(&d);
+	got = reap(&d, SLOTS, 5, &bad);
+	check(got == SLOTS && !bad && cpu1 - cpu0 <= 0.1,
+	      "unconsumed completions: all %d of %d there, %.2f s CPU in 1 s", got, SLOTS, cpu1 - cpu0);
+	dev_close(&d);
+}
+
+int main(int argc, char **argv)
+{
+	const char *wwpn2 = argc > 2 ? argv[2] : NULL;
+	int h;
+
+	if (argc < 2 || argc > 3) {
+		fprintf(stderr, "usage: vhostdrv WWPN [WWPN2]\n");
+		return 2;
+	}
+	if (access(DEBUGFS, R_OK)) {
+		fprintf(stderr, "vhostdrv: %s missing: mount debugfs and load this project's vhost_scsi\n", DEBUGFS);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	default_params();
+	protocol(argv[1]);
+	toggle(argv[1]);
+	no_consume(argv[1]);
+	for (h = AVAIL_JUMP; h <= HUGE_INDIRECT; h++)
+		hostile(argv[1], wwpn2, h);
+	default_params();
+	printf("1..%d\n# %d of %d checks failed\n", checks, failures, checks);
+	return failures ? 1 : 0;
+}
