@@ -14,6 +14,8 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
        suspend    suspend/resume (pm_test=devices) with fio verify running
+       rmmod-busy, cpu-offline, kill-qemu
+                  faults with I/O in flight (scripts/harness/plan.py fault_steps)
        reverify   re-read and verify what verify wrote
 Builds what is missing (modules, QEMU, initramfs) first.
 """
@@ -37,6 +39,10 @@ def steps_for(names, mode, modes, runtime):
             out.append(P.unbind_rebind_step())
         elif s == "suspend":
             out.append(P.suspend_step())
+        elif s in ("rmmod-busy", "cpu-offline", "kill-qemu"):
+            if s == "kill-qemu" and s != names[-1]:
+                sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
+            out += P.fault_steps(s)
         elif s == "reverify":
             out.append(dict(P.verify_steps(mode, modes)[1], name=f"reverify-{len(out)}"))
         elif s.startswith("idle:"):
@@ -68,6 +74,8 @@ def main():
     ap.add_argument("--check-guest-bad-params", action="store_true",
                     help="first check in the guest that invalid virtio_sqcq parameters are refused")
     ap.add_argument("--sqcq-poll", choices=["on", "off"], help="override the mode's QEMU property")
+    ap.add_argument("--then", help="steps of a second guest of each mode, booted after the first "
+                    "(same disk), e.g. reverify after kill-qemu")
     ap.add_argument("--host-check", action="append", default=[],
                     help="host command run once LIO is up, before the guests; must exit 0 (repeatable)")
     ap.add_argument("--check-bad-params", action="store_true",
@@ -94,6 +102,11 @@ def main():
         if a.sqcq_poll:
             g["device_props"] = "sqcq_poll=on" if a.sqcq_poll == "on" else ""
         plan["guests"].append(g)
+        if a.then:
+            g2 = P.guest(f"{mode}-after", mode, modes, steps_for(a.then.split(","), mode, modes, a.runtime),
+                         guest_module=a.guest_module, guest_params=a.guest_params)
+            g2["device_props"] = g["device_props"]
+            plan["guests"].append(g2)
     P.write(plan, a.output)
 
 

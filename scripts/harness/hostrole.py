@@ -202,6 +202,21 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 res["ok"] = rc == exp if exp != "nonzero" else rc != 0
                 if not res["ok"]:
                     res["error"] = f"'{step['cmd']}' exited {rc}, expected {exp}: {' '.join(text.split())[-300:]}"
+            elif step["type"] == "host":
+                # A host command during the guest's session (fault injection).
+                env = dict(os.environ, QEMU_PID=str(g.proc.pid))
+                p = subprocess.run(step["cmd"], shell=True, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True,
+                                   timeout=step.get("timeout", 120))
+                res["rc"], res["output"] = p.returncode, p.stdout[-4000:]
+                exp = step.get("expect_rc", 0)
+                res["ok"] = p.returncode == exp if exp != "nonzero" else p.returncode != 0
+                if not res["ok"]:
+                    res["error"] = f"host: '{step['cmd'][:80]}...' exited {p.returncode}: {' '.join(p.stdout.split())[-300:]}"
+                if res["ok"] and step.get("ends_guest"):
+                    res["seconds"] = round(time.time() - t0, 1)
+                    results.append(res)
+                    return results
             elif step["type"] == "fio":
                 res.update(run_fio(g, gdir, step, counter_src))
             elif step["type"] == "idle":
@@ -221,7 +236,7 @@ def run_steps(g, gdir, guest_plan, counter_src):
                     res["error"] = f"{n} host pollers running, expected {step['count']}"
             else:
                 raise HostError(f"unknown step type {step['type']}")
-        except (GuestError, HostError, ValueError, OSError) as e:
+        except (GuestError, HostError, ValueError, OSError, subprocess.TimeoutExpired) as e:
             res["error"] = str(e)
             results.append(res)
             res["seconds"] = round(time.time() - t0, 1)

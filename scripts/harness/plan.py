@@ -179,3 +179,60 @@ def suspend_step():
         "[ -n \"$pid1\" ] && [ \"$pid1\" != \"$pid0\" ] || "
         "{ echo \"CQ poller not restarted by freeze/restore (pid $pid0 -> '$pid1')\"; exit 1; }; "
         "echo \"suspend/resume ok; CQ poller pid $pid0 -> $pid1\"")}
+
+
+def _bg_fio(name, verify):
+    """Guest command: fio on the scratch region (beyond what 'write' wrote),
+    in the background; its exit code lands in /tmp/NAME.rc."""
+    v = "--verify=crc32c --verify_fatal=1 --do_verify=1" if verify else "--time_based --runtime=60"
+    return (f"(fio --name={name} --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
+            f"--ioengine=libaio --offset=256M --size=96M {v} >/tmp/{name}.log 2>&1; "
+            f"echo $? >/tmp/{name}.rc) >/dev/null 2>&1 &")
+
+
+def _bg_wait(name, what):
+    return {"name": f"{name}-verify", "type": "sh", "timeout": 300, "cmd": (
+        f"for i in $(seq 2400); do [ -f /tmp/{name}.rc ] && break; sleep 0.1; done; "
+        f"[ \"$(cat /tmp/{name}.rc 2>/dev/null)\" = 0 ] || "
+        f"{{ echo 'fio verify across {what} failed:'; tail -15 /tmp/{name}.log; exit 1; }}; "
+        f"echo 'fio write+verify across {what}: ok'")}
+
+
+def fault_steps(kind):
+    """Fault injection with I/O in flight (host commands get $QEMU_PID).
+
+    rmmod-busy   rmmod vhost_scsi while a guest does verified I/O: refused,
+                 the module stays, the I/O verifies
+    cpu-offline  the host's CPU 1 offline for 3 s and back, under verified I/O
+    kill-qemu    SIGKILL the guest's QEMU mid-I/O: the poller thread and its
+                 debugfs entry must be gone within 10 s (ends the guest)
+    """
+    start = {"name": f"{kind}-start-io", "type": "sh", "cmd": _bg_fio(kind, kind != "kill-qemu") + " sleep 3"}
+    if kind == "rmmod-busy":
+        return [start,
+                {"name": "rmmod-refused", "type": "host", "expect_rc": 0, "cmd": (
+                    "if rmmod vhost_scsi 2>/tmp/rmmod.err; then echo 'rmmod vhost_scsi succeeded "
+                    "while a guest uses it'; exit 1; fi; [ -d /sys/module/vhost_scsi ] || exit 1; "
+                    "echo \"refused: $(cat /tmp/rmmod.err)\"")},
+                _bg_wait(kind, "a refused rmmod")]
+    if kind == "cpu-offline":
+        cpu = "/sys/devices/system/cpu/cpu1/online"
+        return [start,
+                {"name": "cpu1-offline-online", "type": "host", "expect_rc": 0, "cmd": (
+                    f"[ -w {cpu} ] || {{ echo 'no hotpluggable CPU 1 in the host'; exit 1; }}; "
+                    f"echo 0 > {cpu} || exit 1; sleep 3; echo 1 > {cpu} || exit 1; "
+                    "grep -h . /sys/kernel/debug/vhost-sqcq/*/stats | grep -E '^(state|pid)' | tr '\\n' ' '")},
+                _bg_wait(kind, "CPU 1 going offline and back")]
+    if kind == "kill-qemu":
+        return [start,
+                {"name": "sigkill-qemu", "type": "host", "expect_rc": 0, "ends_guest": True, "cmd": (
+                    "ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "
+                    "{ echo 'no poller before the kill'; exit 1; }; kill -9 $QEMU_PID; "
+                    "for i in $(seq 100); do ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "
+                    "break; sleep 0.1; done; "
+                    "if ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1; then "
+                    "echo 'poller of the killed QEMU still there after 10 s'; exit 1; fi; "
+                    "if grep -qs vhost-sqcq-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
+                    "echo 'a vhost-sqcq thread of the killed QEMU survives'; exit 1; fi; "
+                    "echo 'QEMU killed with I/O in flight; poller and its debugfs gone'")}]
+    raise ValueError(f"unknown fault '{kind}'")
