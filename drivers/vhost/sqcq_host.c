@@ -78,17 +78,6 @@ static atomic_t sqcq_seq = ATOMIC_INIT(0);
 
 enum { SQCQ_WAKE_PENDING = 0 };
 
-/*
- * NEED_WAKEUP re-checks in a row that saw a non-empty ring which the next
- * service pass then could not take a request from.  A ring does that only
- * when it is broken (an avail index more than a ring ahead, a descriptor
- * loop or an address outside guest memory: vhost_get_vq_desc() fails and
- * leaves last_avail_idx where it was), since a healthy ring's new request
- * is found by the very next pass.  After this many the poller sleeps
- * anyway, as upstream stops handling a broken ring until the next kick.
- */
-#define SQCQ_ARM_MISSES_MAX	3
-
 struct vhost_sqcq_poller {
 	struct vhost_dev *dev;
 	const struct vhost_sqcq_ops *ops;
@@ -119,11 +108,8 @@ struct vhost_sqcq_poller {
 	struct cpumask free;
 	u64 *prev_idle_us, *prev_wall_us;
 
-	unsigned int arm_misses;	/* see SQCQ_ARM_MISSES_MAX */
-
 	/* Counters (one writer each; read by debugfs). */
 	u64 empty_polls, sleeps, wakeups, wakeups_by_kick, contended;
-	u64 broken;		/* sleeps forced by a ring that delivers nothing */
 	u64 busy_ns, idle_ns;
 	pid_t owner_pid, pid;
 
@@ -238,26 +224,6 @@ static bool sqcq_arm_all(struct vhost_sqcq_poller *p)
 	return found;
 }
 
-/*
- * Sleep despite a ring that claims requests it does not deliver: re-enable
- * notifications everywhere without re-checking, so that the guest's next
- * kick retries it (once, bounded: the kick path or one poll pass) instead
- * of the poller retrying it in a loop.
- */
-static void sqcq_arm_all_broken(struct vhost_sqcq_poller *p)
-{
-	struct vhost_virtqueue *vq;
-	unsigned int i;
-
-	for (i = 0; i < p->nvqs; i++) {
-		vq = p->vqs[i];
-		mutex_lock(&vq->mutex);
-		if (vhost_vq_get_backend(vq))
-			vhost_enable_notify(p->dev, vq);
-		mutex_unlock(&vq->mutex);
-	}
-}
-
 /* Account a busy->idle or idle->busy transition (the only clock reads). */
 static u64 sqcq_transition(struct vhost_sqcq_poller *p, u64 *acc)
 {
@@ -312,7 +278,6 @@ static bool vhost_sqcq_fn(void *data)
 		}
 		spin_unlock_irqrestore(&p->lock, flags);
 		p->spin_deadline = 0;
-		p->arm_misses = 0;
 		cond_resched();
 		return true;
 	}
@@ -341,20 +306,12 @@ static bool vhost_sqcq_fn(void *data)
 	}
 
 	/* Budget spent: announce NEED_WAKEUP, then re-check. */
-	p->spin_deadline = 0;
 	if (sqcq_arm_all(p)) {
-		if (++p->arm_misses < SQCQ_ARM_MISSES_MAX) {
-			cond_resched();
-			return true;
-		}
-		/* A broken ring: no more than upstream would do for it. */
-		pr_warn_ratelimited("a guest ring of owner %d offers requests that cannot be read (broken ring?); sleeping until the next kick\n",
-				    p->owner_pid);
-		WRITE_ONCE(p->broken, p->broken + 1);
-		sqcq_arm_all_broken(p);
+		p->spin_deadline = 0;
+		return true;
 	}
-	p->arm_misses = 0;
 	sqcq_set_busy_cpu(p, -1);
+	p->spin_deadline = 0;
 	spin_lock_irqsave(&p->lock, flags);
 	p->asleep = true;
 	spin_unlock_irqrestore(&p->lock, flags);
@@ -472,9 +429,9 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   READ_ONCE(p->empty_polls), READ_ONCE(p->sleeps),
 		   READ_ONCE(p->wakeups), READ_ONCE(p->wakeups_by_kick));
-	seq_printf(m, "contended %llu\nbroken %llu\nbusy_ns %llu\nidle_ns %llu\n",
-		   READ_ONCE(p->contended), READ_ONCE(p->broken),
-		   READ_ONCE(p->busy_ns), READ_ONCE(p->idle_ns));
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\n",
+		   READ_ONCE(p->contended), READ_ONCE(p->busy_ns),
+		   READ_ONCE(p->idle_ns));
 	for (i = 0; i < p->nvqs; i++) {
 		struct vhost_sqcq_vq *sv = p->ops->vq_state(p->vqs[i]);
 
