@@ -503,7 +503,8 @@ sqcq_create(struct vhost_dev *dev, unsigned int first_vq,
 		p->vqs[p->nvqs++] = dev->vqs[i];
 	}
 
-	p->owner_pid = task_pid_nr(current);
+	/* The process (QEMU), not the vCPU thread that happened to ask. */
+	p->owner_pid = task_tgid_nr(current);
 	snprintf(name, sizeof(name), "vhost-sqcq-%d", p->owner_pid);
 	p->vtsk = vhost_task_create(vhost_sqcq_fn, vhost_sqcq_killed, p, name);
 	if (IS_ERR(p->vtsk)) {
