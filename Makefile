@@ -7,13 +7,15 @@
 #   make modules    vhost_scsi.ko + virtio_scsi.ko, out of tree (KDIR=, KSRC=)
 #   make qemu       minimal QEMU 7.2 with the qemu/ series (cached)
 #   make check      tests that need no VM
+#   make patches    the series for upstream: format-patch + cover letter,
+#                   checkpatch --strict and a build at every patch
 #   make clean      remove build/ (caches in $(SQCQ_CACHE) stay)
 
 include scripts/versions.env
 SQCQ_CACHE ?= /var/cache/sqcq
 export SQCQ_CACHE
 
-.PHONY: all deps modules qemu initramfs test check matrix clean
+.PHONY: all deps modules qemu initramfs test check matrix patches clean
 all: modules
 
 deps:
@@ -36,6 +38,9 @@ check:
 
 matrix: deps modules qemu initramfs
 	scripts/matrix.py $(MATRIX_ARGS)
+
+patches:
+	scripts/mkpatches.py
 
 clean:
 	rm -rf build

@@ -14,6 +14,7 @@ the same backstore (exported through LIO's loopback fabric): the ceiling
 each mode is compared with.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,22 @@ def follow(proc, path, cells):
         time.sleep(2)
 
 
+def launch(role, env, plan, out, sub, cells, runtime):
+    """Run a plan on the host role into OUT/SUB; return (rc, its summary)."""
+    path = os.path.join(out, f"plan-{sub}.json" if sub != "run" else "plan.json")
+    P.write(plan, path)
+    proc = subprocess.Popen([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", role,
+                             "--timeout", str(600 + cells * (runtime + 60)),
+                             path, os.path.join(out, sub)], env=env)
+    follow(proc, os.path.join(out, sub, "progress.log"), cells)
+    rc = proc.wait()
+    try:
+        with open(os.path.join(out, sub, "summary.json")) as f:
+            return rc, json.load(f)
+    except (OSError, ValueError):
+        sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/{sub}/l1-console.log")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -79,6 +96,8 @@ def main():
     ap.add_argument("--host-vcpus", type=int, help="vCPUs of the host VM (vm role only; default 2)")
     ap.add_argument("--no-ceiling", action="store_true",
                     help="skip the host ceiling (fio in the host on the same backstore)")
+    ap.add_argument("--no-retry", action="store_true",
+                    help="do not run the modes a hung host VM left in a second host VM")
     ap.add_argument("--out")
     a = ap.parse_args()
 
@@ -140,17 +159,26 @@ def main():
     env = dict(os.environ)
     if a.host_vcpus:
         env["SQCQ_HOST_SMP"] = str(a.host_vcpus)
-    proc = subprocess.Popen([os.path.join(P.TOP, "scripts", "run-plan.sh"), "--role", a.role,
-                             "--timeout", str(600 + cells * (runtime + 60)),
-                             os.path.join(out, "plan.json"), os.path.join(out, "run")], env=env)
-    follow(proc, os.path.join(out, "run", "progress.log"), cells)
-    rc = proc.wait()
-    import json
-    try:
-        with open(os.path.join(out, "run", "summary.json")) as f:
-            summary = json.load(f)
-    except (OSError, ValueError):
-        sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/run/l1-console.log")
+    rc, summary = launch(a.role, env, plan, out, "run", cells, runtime)
+    warnings = []
+    hung = os.path.join(out, "run", "l1-hung")
+    if summary.get("partial") and os.path.exists(hung) and not a.no_retry:
+        # The host VM hangs now and then under TCG (docs/design.md); the
+        # guests it finished are kept, the others run once more in a new
+        # host VM, and the report says so.
+        done = {st["guest"] for st in summary["steps"]}
+        left = [g for g in plan["guests"] if g["name"] not in done]
+        msg = (f"the host VM hung during mode {left[0]['name']} (evidence: run/l1-hang-dump.txt, "
+               f"run/l0-backtraces.txt); modes {', '.join(g['name'] for g in left)} ran again in a "
+               f"second host VM (run2/): their ratios compare cells of two host VM boots")
+        print(f"matrix: warning: {msg}", flush=True)
+        warnings.append(msg)
+        plan2 = dict(plan, guests=left, host=dict(plan["host"], ceiling=[]))
+        n2 = sum(1 for g in left for st in g["steps"] if st.get("measure"))
+        rc, s2 = launch(a.role, env, plan2, out, "run2", n2, runtime)
+        summary = dict(s2, steps=summary["steps"] + s2["steps"])
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
     rows = R.table(summary, mode_list, [test_name(t) for t in tests])
     idle = R.idle_lines(summary)
     names = [test_name(t) for t in tests]
@@ -176,6 +204,8 @@ def main():
                 f"Ratios in parentheses are mode / baseline; latency is fio's completion "
                 f"latency in the guest; fio usr/sys is fio's own CPU use.\n\n"
                 f"{R.test_tables_markdown(summary, mode_list, names)}")
+        for w in warnings:
+            f.write(f"\n**Warning**: {w}.\n")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
         f.write("\n## Ratios to baseline beside the proposal's\n\n"
@@ -195,7 +225,7 @@ def main():
               f"finished guest are missing; see {out}/run/l1-console.log")
         with open(os.path.join(out, "report.md"), "a") as f:
             f.write(f"\n**Incomplete run**: the host role stopped before the end (exit {rc}); "
-                    f"cells shown as not run are missing. Logs: run/l1-console.log.\n")
+                    f"cells shown as not run are missing. Logs: run/l1-console.log (and run2/).\n")
         return 1
     if "error" in summary.get("host", {}):
         print(f"matrix: host error: {summary['host']['error']}")
