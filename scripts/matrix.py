@@ -71,6 +71,8 @@ def launch(role, env, plan, out, sub, cells, runtime):
         with open(os.path.join(out, sub, "summary.json")) as f:
             return rc, json.load(f)
     except (OSError, ValueError):
+        if os.path.exists(os.path.join(out, sub, "l1-hung")):
+            return rc, {"partial": True, "steps": [], "host": {}}  # hung before any guest ended
         sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/{sub}/l1-console.log")
 
 

@@ -15,7 +15,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 tool=$SQCQ_BUILD/tools/vhostdrv
 mkdir -p "$(dirname "$tool")"
-gcc -O2 -Wall -Wextra -Werror -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
+gcc -O2 -Wall -Wextra -Werror -pthread -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
 	{ echo "FAIL: vhostdrv does not build"; exit 1; }
 w1=naa.5001405000000001 w2=naa.5001405000000003
 run_plan --modes none --host-check "targetcli /vhost create $w2 && targetcli /vhost/$w2/tpg1/luns create /backstores/fileio/disk0 && $tool $w1 $w2"

@@ -497,6 +497,7 @@ def run_plan(plan, out, role):
                 # The guests still run; the report shows the ceiling failed.
                 summary["steps"] += [{"guest": "host", "step": t["name"], "ok": False,
                                       "error": f"host ceiling: {e}"} for t in plan["host"]["ceiling"]]
+            write_summary(out, summary, partial=True)
         for i, gp in enumerate(plan["guests"]):
             progress(out, f"guest {i + 1}/{len(plan['guests'])}: {gp['name']}")
             summary["steps"] += run_guest(plan, gp, out, role, counter_src)

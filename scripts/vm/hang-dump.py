@@ -92,7 +92,8 @@ def main():
         for rnd in range(2):
             if rnd:
                 time.sleep(5)
-            res = hmp(mon, ["info cpus", "info registers -a"])
+            res = hmp(mon, ["info cpus", "info registers -a", "info lapic 0", "info lapic 1",
+                            "info irq"])
             report.append(f"== reading {rnd + 1} ==")
             report += summarize(res[1][1], syms)
             report += [f"--- {c} ---\n{t}" for c, t in res]

@@ -12,8 +12,11 @@
  * /sys/kernel/debug/vhost-sqcq/<pid>-<n>/stats.
  *
  * Usage: vhostdrv WWPN [WWPN2]
+ *        vhostdrv --load SECONDS IDLE_WWPN WWPN...
  *   WWPN   a vhost target (tpgt 1) with LUN 0 on a writable backstore
  *   WWPN2  a second one, for "the other device keeps working"
+ *   --load several devices at once, every request queue busy, plus an
+ *          idle one (see load())
  * Needs vhost_scsi from this project loaded, debugfs mounted, root.
  * Prints one TAP line per check ("ok N - scenario: evidence"); exits 1 if
  * any check failed.
@@ -22,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,7 +46,8 @@
 #include "../../include/uapi/linux/virtio_sqcq.h"
 
 #define NUM		128	/* ring size */
-#define NVQ		3	/* control, event, one request queue */
+#define NREQ		4	/* request queues */
+#define NVQ		(2 + NREQ)	/* control, event, request queues */
 #define REQ_VQ		2
 #define SLOTS		32	/* requests in flight at most */
 #define BLK		4096
@@ -72,7 +77,8 @@ struct dev {
 	char *mem;
 	size_t used_bytes;
 	struct vq vq[NVQ];
-	struct slot *slots;
+	struct slot *slots;	/* SLOTS per request queue */
+	int q;			/* request queue in use (0..NREQ-1) */
 	char dbg[300];		/* debugfs stats file of its poller */
 	char wwpn[224];
 	int kicks, kicks_skipped;
@@ -216,7 +222,7 @@ static void dev_open(struct dev *d, const char *name, const char *wwpn, bool sqc
 	 * Descriptor 0 is poison (address 0 is outside guest memory): a ring
 	 * entry nobody filled in points at it.  Requests use 1..4*SLOTS.
 	 */
-	d->slots = alloc(d, sizeof(*d->slots) * SLOTS, 4096);
+	d->slots = alloc(d, sizeof(*d->slots) * SLOTS * NREQ, 4096);
 
 	snprintf(d->wwpn, sizeof(d->wwpn), "%s", wwpn);
 	memcpy(t.vhost_wwpn, d->wwpn, sizeof(t.vhost_wwpn));
@@ -369,7 +375,12 @@ static double wait_asleep(struct dev *d, double timeout)
 
 static struct vq *rq(struct dev *d)
 {
-	return &d->vq[REQ_VQ];
+	return &d->vq[REQ_VQ + d->q];
+}
+
+static struct slot *slot(struct dev *d, int s)
+{
+	return &d->slots[d->q * SLOTS + s];
 }
 
 /*
@@ -379,7 +390,7 @@ static struct vq *rq(struct dev *d)
 static uint16_t build(struct dev *d, int s, bool write, uint32_t blk)
 {
 	struct vring_desc *desc = rq(d)->desc;
-	struct slot *sl = &d->slots[s];
+	struct slot *sl = slot(d, s);
 	uint16_t h = 1 + 4 * s;
 	uint32_t nblk = BLK / 512, lba = blk * nblk;
 
@@ -456,8 +467,8 @@ static int reap(struct dev *d, int n, double timeout, int *bad)
 			int s = (e->id - 1) / 4;
 
 			if (e->id < 1 || e->id > 4 * SLOTS || (e->id - 1) % 4 ||
-			    d->slots[s].resp.response != VIRTIO_SCSI_S_OK ||
-			    d->slots[s].resp.status != 0)
+			    slot(d, s)->resp.response != VIRTIO_SCSI_S_OK ||
+			    slot(d, s)->resp.status != 0)
 				(*bad)++;
 			q->used_seen++;
 			got++;
@@ -484,7 +495,7 @@ static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char 
 	int i, bad = 0, got;
 
 	for (i = 0; i < count; i++) {
-		fill(d->slots[i].data, lba0 + i, gen);
+		fill(slot(d, i)->data, lba0 + i, gen);
 		publish(rq(d), build(d, i, true, lba0 + i));
 	}
 	kick_if_needed(d);
@@ -494,7 +505,7 @@ static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char 
 		return false;
 	}
 	for (i = 0; i < count; i++) {
-		memset(d->slots[i].data, 0, BLK);
+		memset(slot(d, i)->data, 0, BLK);
 		publish(rq(d), build(d, i, false, lba0 + i));
 	}
 	kick_if_needed(d);
@@ -505,7 +516,7 @@ static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char 
 	}
 	for (i = 0; i < count; i++) {
 		fill(want, lba0 + i, gen);
-		if (memcmp(want, d->slots[i].data, BLK)) {
+		if (memcmp(want, slot(d, i)->data, BLK)) {
 			snprintf(why, wl, "block %u read back differs", lba0 + i);
 			return false;
 		}
@@ -758,10 +769,114 @@ static void no_consume(const char *wwpn)
 	dev_close(&d);
 }
 
+/* --- load: several devices, every request queue, polled at once ------ */
+
+struct load {
+	pthread_t th;
+	struct dev d;
+	const char *wwpn;
+	int idx;
+	double seconds;
+	long ios, failures;
+	double cpu;		/* poller CPU seconds over the run */
+	char why[128];
+};
+
+static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *load_worker(void *arg)
+{
+	struct load *l = arg;
+	double t0, c0;
+	int gen = 0;
+
+	pthread_mutex_lock(&open_lock);	/* one poller appears at a time */
+	dev_open(&l->d, "load", l->wwpn, true);
+	find_poller(&l->d);
+	pthread_mutex_unlock(&open_lock);
+	c0 = poller_cpu_s(&l->d);
+	t0 = now_s();
+	while (now_s() - t0 < l->seconds) {
+		for (l->d.q = 0; l->d.q < NREQ; l->d.q++) {
+			uint32_t blk = 2000 + l->idx * 1000 + l->d.q * 100;
+
+			if (!io_roundtrip(&l->d, blk, 16, ++gen, l->why, sizeof(l->why)))
+				l->failures++;
+			l->ios += 32;
+		}
+	}
+	l->d.q = 0;
+	l->cpu = poller_cpu_s(&l->d) - c0;
+	return NULL;
+}
+
+/*
+ * Usage: vhostdrv --load SECONDS IDLE_WWPN WWPN...  One device per WWPN
+ * (a vhost target serves one device at a time), each in its own thread
+ * writing and reading back 16 blocks on each of its NREQ request queues in
+ * turn, for SECONDS; the device on IDLE_WWPN is set up and left alone.
+ */
+static int load(int argc, char **argv)
+{
+	int n = argc - 4, i, fails = 0;
+	double seconds = atof(argv[2]), cpu0, cpu1, total_cpu = 0;
+	struct load *l = calloc(n, sizeof(*l));
+	struct dev idle;
+	long ios = 0;
+
+	if (n < 1 || seconds <= 0) {
+		fprintf(stderr, "usage: vhostdrv --load SECONDS IDLE_WWPN WWPN...\n");
+		return 2;
+	}
+	default_params();
+	dev_open(&idle, "idle", argv[3], true);
+	find_poller(&idle);
+	cpu0 = poller_cpu_s(&idle);
+	for (i = 0; i < n; i++) {
+		l[i].wwpn = argv[4 + i];
+		l[i].idx = i;
+		l[i].seconds = seconds;
+		if (pthread_create(&l[i].th, NULL, load_worker, &l[i]))
+			die("pthread_create");
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(l[i].th, NULL);
+		check(!l[i].failures && l[i].ios > 0,
+		      "load: device %d (%s), %d request queues: %ld I/Os verified in %.0f s (%.0f IOPS), poller CPU %.1f s (%.0f%% of one CPU)%s%s",
+		      i, l[i].wwpn, NREQ, l[i].ios, seconds, l[i].ios / seconds, l[i].cpu,
+		      100 * l[i].cpu / seconds, l[i].failures ? "; FAILED: " : "",
+		      l[i].failures ? l[i].why : "");
+		fails += l[i].failures;
+		ios += l[i].ios;
+		total_cpu += l[i].cpu;
+	}
+	cpu1 = poller_cpu_s(&idle);
+	check(cpu0 >= 0 && cpu1 - cpu0 <= 0.05 && stat_field(&idle, "state") == 0,
+	      "load: the idle device's poller used %.2f s CPU in %.0f s and is asleep", cpu1 - cpu0, seconds);
+	printf("# load: %d devices x %d queues, %ld I/Os, %.0f IOPS, pollers %.1f s CPU in total (%.0f%% of one CPU, %.0f%% per device), %.1f us poller CPU per I/O\n",
+	       n, NREQ, ios, ios / seconds, total_cpu, 100 * total_cpu / seconds,
+	       100 * total_cpu / seconds / n, ios ? 1e6 * total_cpu / ios : 0);
+	for (i = 0; i < n; i++)
+		dev_close(&l[i].d);
+	dev_close(&idle);
+	check(npollers() == 0, "load: every poller gone after teardown (%d left)", npollers());
+	printf("1..%d\n# %d of %d checks failed\n", checks, failures, checks);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *wwpn2 = argc > 2 ? argv[2] : NULL;
 	int h;
+
+	if (argc > 1 && !strcmp(argv[1], "--load")) {
+		if (argc < 5) {
+			fprintf(stderr, "usage: vhostdrv --load SECONDS IDLE_WWPN WWPN...\n");
+			return 2;
+		}
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return load(argc, argv);
+	}
 
 	if (argc < 2 || argc > 3) {
 		fprintf(stderr, "usage: vhostdrv WWPN [WWPN2]\n");
