@@ -3,8 +3,9 @@
 # at once for 90 s by the userspace vhost driver (tests/vhostdrv), every
 # queue writing and reading back 16 blocks at a time, all verified, plus a
 # fifth device left idle whose poller must use no CPU (<= 0.05 s in 90 s)
-# and stay asleep.  Prints the CPU each poller used, per device and per
-# I/O; every poller must be gone after teardown.
+# and stay asleep.  Spin ceiling 1 ms, so that the pollers would spin if
+# they could.  Prints the CPU each poller used, per device and per I/O;
+# every poller must be gone after teardown.
 # timeout: 900
 # vm: yes
 set -uo pipefail
