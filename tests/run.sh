@@ -71,7 +71,11 @@ for t in "${tests[@]}"; do
 		fi
 	fi
 	case $rc in
-	0) pass=$((pass + 1)); echo "ok $i - $n (${dt}s)" ;;
+	0)
+		pass=$((pass + 1))
+		# A test that had to run its plan again says so (tests/lib/vm.sh).
+		warn=$([ -s "$out/warnings" ] && echo " # warning: $(head -1 "$out/warnings")")
+		echo "ok $i - $n (${dt}s)$warn" ;;
 	77) skip=$((skip + 1)); echo "ok $i - $n # SKIP $(tail -1 "$out/test.log")" ;;
 	*)
 		fail=$((fail + 1))
