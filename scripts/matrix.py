@@ -154,7 +154,6 @@ def main():
             g["smp"] = a.vcpus
             g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
         plan["guests"].append(g)
-    P.write(plan, os.path.join(out, "plan.json"))
     cells = len(mode_list) * len(tests) * repeats
     print(f"matrix: profile {a.profile}, {len(mode_list)} modes x {len(tests)} tests x {repeats} "
           f"= {cells} cells of {runtime}s; results in {out}", flush=True)

@@ -74,6 +74,16 @@ class T(unittest.TestCase):
         self.assertEqual(C.fio_detail({"jobs": [{"usr_cpu": 1.0, "sys_cpu": 2.0}]}),
                          {"usr_pct": 1.0, "sys_pct": 2.0})
 
+    def test_fio_result(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                               "fio-randwrite-qd1.json")) as f:
+            text = f.read()
+        r = C.fio_result("fio: some warning first\n" + text)
+        self.assertEqual(r["fio_job_errors"], 0)
+        self.assertEqual(r["fio"]["p99.9_us"], 3063.8)
+        self.assertEqual((r["ios"], r["bw_kib"]), C.fio_totals(json.loads(text))[0::2])
+        self.assertIsNone(C.fio_result("fio: no JSON at all"))
+
     def test_per_io(self):
         kvm = {"stats": {"exits": 44651, "irq_injections": 14000, "halt_exits": 14130},
                "exits": C.parse_exit_hist(HIST, "svm"), "fast_mmio": 0}

@@ -13,20 +13,8 @@
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-tool=$SQCQ_BUILD/tools/vhostdrv
-mkdir -p "$(dirname "$tool")"
-gcc -O2 -Wall -Wextra -Werror -pthread -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
-	{ echo "FAIL: vhostdrv does not build"; exit 1; }
+build_vhostdrv
 w1=naa.5001405000000001 w2=naa.5001405000000003
 run_plan --modes none --host-check "targetcli /vhost create $w2 && targetcli /vhost/$w2/tpg1/luns create /backstores/fileio/disk0 && $tool $w1 $w2"
-/usr/bin/python3 - "$out/run/summary.json" <<'PY'
-import json, sys
-try:
-    s = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
-    sys.exit(0)
-for st in s["steps"]:
-    if st["step"].startswith("host-check"):
-        print(st.get("output", ""))
-PY
+show_host_checks
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"

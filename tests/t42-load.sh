@@ -10,10 +10,7 @@
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-tool=$SQCQ_BUILD/tools/vhostdrv
-mkdir -p "$(dirname "$tool")"
-gcc -O2 -Wall -Wextra -Werror -pthread -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
-	{ echo "FAIL: vhostdrv does not build"; exit 1; }
+build_vhostdrv
 targets="" mk=""
 for i in 10 11 12 13 14; do
 	w=naa.50014050000000$i
@@ -21,14 +18,5 @@ for i in 10 11 12 13 14; do
 	mk="$mk targetcli /vhost create $w && targetcli /vhost/$w/tpg1/luns create /backstores/fileio/disk0 &&"
 done
 run_plan --modes none --host-check "$mk $tool --load 90$targets"
-/usr/bin/python3 - "$out/run/summary.json" <<'PY'
-import json, sys
-try:
-    s = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
-    sys.exit(0)
-for st in s["steps"]:
-    if st["step"].startswith("host-check"):
-        print("\n".join(x for x in st.get("output", "").splitlines() if "ok" in x or x.startswith("#")))
-PY
+show_host_checks
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"

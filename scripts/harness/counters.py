@@ -3,6 +3,7 @@
 Pure parsing and arithmetic live here (unit-tested without VMs); the code that
 reads /sys and tracefs is in KvmCounters and only runs on the host role.
 """
+import json
 import os
 import re
 
@@ -77,6 +78,19 @@ def fio_totals(fio_json):
             iops += s.get("iops", 0.0)
             bw += s.get("bw", 0)
     return ios, iops, bw
+
+
+def fio_result(text):
+    """fio's --output-format=json text (anything before the JSON is skipped)
+    -> the step fields (ios, iops, bw_kib, fio_job_errors, fio), or None."""
+    try:
+        fj = json.loads(text[text.index("{"):])
+    except ValueError:
+        return None
+    ios, iops, bw = fio_totals(fj)
+    return {"ios": ios, "iops": round(iops, 1), "bw_kib": bw,
+            "fio_job_errors": sum(j.get("error", 0) != 0 for j in fj.get("jobs", [])),
+            "fio": fio_detail(fj)}
 
 
 def fio_detail(fio_json):

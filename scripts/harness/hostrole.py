@@ -24,6 +24,11 @@ class HostError(Exception):
     pass
 
 
+def rc_ok(rc, expect):
+    """Does exit code rc meet a step's expect_rc (a number, or "nonzero")?"""
+    return rc != 0 if expect == "nonzero" else rc == expect
+
+
 class Host:
     def __init__(self, plan, out, role):
         self.plan = plan
@@ -168,13 +173,11 @@ class Host:
                             f"--filename={dev} {args}", timeout=t.get("timeout", 300), check=False)
                 try:
                     with open(jpath) as f:
-                        text = f.read()
-                    fj = json.loads(text[text.index("{"):])
-                    ios, iops, bw = counters.fio_totals(fj)
-                    r.update(ok=p.returncode == 0, ios=ios, iops=round(iops, 1), bw_kib=bw,
-                             fio=counters.fio_detail(fj))
-                except (OSError, ValueError):
-                    pass
+                        fr = counters.fio_result(f.read())
+                except OSError:
+                    fr = None
+                if fr:
+                    r.update(fr, ok=p.returncode == 0 and not fr["fio_job_errors"])
                 if not r["ok"]:
                     r["error"] = f"host fio exited {p.returncode}: {' '.join(p.stdout.split())[-300:]}"
                 results.append(r)
@@ -200,7 +203,7 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 res["rc"] = rc
                 res["output"] = text[-4000:]
                 exp = step.get("expect_rc", 0)
-                res["ok"] = rc == exp if exp != "nonzero" else rc != 0
+                res["ok"] = rc_ok(rc, exp)
                 if not res["ok"]:
                     res["error"] = f"'{step['cmd']}' exited {rc}, expected {exp}: {' '.join(text.split())[-300:]}"
             elif step["type"] == "host":
@@ -211,7 +214,7 @@ def run_steps(g, gdir, guest_plan, counter_src):
                                    timeout=step.get("timeout", 120))
                 res["rc"], res["output"] = p.returncode, p.stdout[-4000:]
                 exp = step.get("expect_rc", 0)
-                res["ok"] = p.returncode == exp if exp != "nonzero" else p.returncode != 0
+                res["ok"] = rc_ok(p.returncode, exp)
                 if not res["ok"]:
                     res["error"] = f"host: '{step['cmd'][:80]}...' exited {p.returncode}: {' '.join(p.stdout.split())[-300:]}"
                 if res["ok"] and step.get("ends_guest"):
@@ -279,25 +282,19 @@ def run_fio(g, gdir, step, counter_src):
     with open(os.path.join(gdir, f"{name}.fio.log"), "w") as f:
         f.write(log)
     res["rc"] = rc
-    try:
-        fj = json.loads(ftext[ftext.index("{"):])
-    except ValueError:
-        fj = None
+    fr = counters.fio_result(ftext)
     exp = step.get("expect_rc", 0)
-    ok_rc = rc == exp if exp != "nonzero" else rc != 0
-    if fj is None:
+    if fr is None:
         res["error"] = f"fio produced no JSON (rc {rc}): {' '.join(log.split())[-300:]}"
         res["ok"] = exp == "nonzero" and rc != 0
         return res
-    ios, iops, bw = counters.fio_totals(fj)
-    errs = sum(j.get("error", 0) != 0 for j in fj.get("jobs", []))
-    res.update(ios=ios, iops=round(iops, 1), bw_kib=bw, fio_job_errors=errs,
-               fio=counters.fio_detail(fj))
+    res.update(fr)
+    ios, errs = fr["ios"], fr["fio_job_errors"]
     if measure:
         irqs = counters.diff(counters.parse_interrupts(irq1), counters.parse_interrupts(irq0))
         res["counters"] = {"kvm": kvm, "guest_irqs": {k: v for k, v in irqs.items() if v}}
         res["per_io"] = counters.per_io(kvm, irqs, ios, kvm["vendor"])
-    res["ok"] = ok_rc and (errs == 0 or exp == "nonzero")
+    res["ok"] = rc_ok(rc, exp) and (errs == 0 or exp == "nonzero")
     if not res["ok"]:
         res["error"] = f"fio exited {rc} (expected {exp}), {errs} job errors: {' '.join(log.split())[-300:]}"
     return res
@@ -376,7 +373,7 @@ def run_host_checks(host, checks):
     for c in checks:
         p = host.sh(c["cmd"], check=False, timeout=c.get("timeout", 120))
         exp = c.get("expect_rc", 0)
-        ok = p.returncode == exp if exp != "nonzero" else p.returncode != 0
+        ok = rc_ok(p.returncode, exp)
         for pat in c.get("expect_output", []):
             ok = ok and pat in p.stdout
         r = {"guest": "-", "step": c["name"], "ok": ok, "rc": p.returncode,

@@ -26,3 +26,26 @@ run_plan() {
 	fi
 	echo "run-plan exited $rc"
 }
+
+# build_vhostdrv: compile the userspace vhost driver (tests/vhostdrv) into
+# $SQCQ_BUILD/tools/vhostdrv and set $tool to it.
+build_vhostdrv() {
+	tool=$SQCQ_BUILD/tools/vhostdrv
+	mkdir -p "$(dirname "$tool")"
+	gcc -O2 -Wall -Wextra -Werror -pthread -o "$tool" "$SQCQ_TOP/tests/vhostdrv/vhostdrv.c" ||
+		{ echo "FAIL: vhostdrv does not build"; exit 1; }
+}
+
+# show_host_checks: print what the plan's host checks printed (TAP lines).
+show_host_checks() {
+	/usr/bin/python3 - "$out/run/summary.json" <<'PY'
+import json, sys
+try:
+    s = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+for st in s["steps"]:
+    if st["step"].startswith("host-check"):
+        print(st.get("output", ""))
+PY
+}

@@ -487,33 +487,39 @@ static void fill(uint8_t *p, uint32_t lba, int gen)
 		p[i] = (uint8_t)(lba * 7 + i * 13 + gen);
 }
 
+/*
+ * Publish @count one-block requests (slots 0..count-1, blocks lba0...),
+ * kick as a driver would and wait for all of them.
+ */
+static bool batch(struct dev *d, bool write, uint32_t lba0, int count, char *why, size_t wl)
+{
+	int i, bad = 0, got;
+
+	for (i = 0; i < count; i++)
+		publish(rq(d), build(d, i, write, lba0 + i));
+	kick_if_needed(d);
+	got = reap(d, count, 10, &bad);
+	if (got == count && !bad)
+		return true;
+	snprintf(why, wl, "%d/%d %s completed, %d bad", got, count, write ? "writes" : "reads", bad);
+	return false;
+}
+
 /* Write then read back @count blocks at @lba0 with kicks as a driver
  * would do them; return true if all completed and the data matches. */
 static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char *why, size_t wl)
 {
 	uint8_t want[BLK];
-	int i, bad = 0, got;
+	int i;
 
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count; i++)
 		fill(slot(d, i)->data, lba0 + i, gen);
-		publish(rq(d), build(d, i, true, lba0 + i));
-	}
-	kick_if_needed(d);
-	got = reap(d, count, 10, &bad);
-	if (got != count || bad) {
-		snprintf(why, wl, "%d/%d writes completed, %d bad", got, count, bad);
+	if (!batch(d, true, lba0, count, why, wl))
 		return false;
-	}
-	for (i = 0; i < count; i++) {
+	for (i = 0; i < count; i++)
 		memset(slot(d, i)->data, 0, BLK);
-		publish(rq(d), build(d, i, false, lba0 + i));
-	}
-	kick_if_needed(d);
-	got = reap(d, count, 10, &bad);
-	if (got != count || bad) {
-		snprintf(why, wl, "%d/%d reads completed, %d bad", got, count, bad);
+	if (!batch(d, false, lba0, count, why, wl))
 		return false;
-	}
 	for (i = 0; i < count; i++) {
 		fill(want, lba0 + i, gen);
 		if (memcmp(want, slot(d, i)->data, BLK)) {
