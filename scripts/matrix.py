@@ -71,8 +71,8 @@ def launch(role, env, plan, out, sub, cells, runtime):
         with open(os.path.join(out, sub, "summary.json")) as f:
             return rc, json.load(f)
     except (OSError, ValueError):
-        if os.path.exists(os.path.join(out, sub, "l1-hung")):
-            return rc, {"partial": True, "steps": [], "host": {}}  # hung before any guest ended
+        if any(os.path.exists(os.path.join(out, sub, f)) for f in ("l1-hung", "l1-died")):
+            return rc, {"partial": True, "steps": [], "host": {}}  # ended before any guest did
         sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/{sub}/l1-console.log")
 
 
@@ -163,14 +163,17 @@ def main():
     rc, summary = launch(a.role, env, plan, out, "run", cells, runtime)
     warnings = []
     hung = os.path.join(out, "run", "l1-hung")
-    if summary.get("partial") and os.path.exists(hung) and not a.no_retry:
+    died = os.path.join(out, "run", "l1-died")
+    if summary.get("partial") and (os.path.exists(hung) or os.path.exists(died)) and not a.no_retry:
         # The host VM hangs now and then under TCG (docs/design.md); the
         # guests it finished are kept, the others run once more in a new
         # host VM, and the report says so.
         done = {st["guest"] for st in summary["steps"]}
         left = [g for g in plan["guests"] if g["name"] not in done]
-        msg = (f"the host VM hung during mode {left[0]['name']} (evidence: run/l1-hang-dump.txt, "
-               f"run/l0-backtraces.txt); modes {', '.join(g['name'] for g in left)} ran again in a "
+        why = (f"hung during mode {left[0]['name']} (evidence: run/l1-hang-dump.txt, run/l0-backtraces.txt)"
+               if os.path.exists(hung) else
+               f"died during mode {left[0]['name']} (evidence: run/l1-died, run/l1-console.log)")
+        msg = (f"the host VM {why}; modes {', '.join(g['name'] for g in left)} ran again in a "
                f"second host VM (run2/): their ratios compare cells of two host VM boots")
         print(f"matrix: warning: {msg}", flush=True)
         warnings.append(msg)

@@ -63,8 +63,10 @@ for t in "${tests[@]}"; do
 	fi
 	if [ $rc = 0 ] || [ $rc = 1 ]; then
 		# *.boot-crash.log: a VM that died booting on a TCG live-patching
-		# race before any project code ran, reported and booted again.
-		hits=$(find "$out" -type f \( -name '*dmesg*' -o -name '*console*' \) ! -name '*boot-crash*' -print0 |
+		# race before any project code ran, reported and booted again;
+		# run.hung/: a host VM that hung or died with no project code in
+		# its log, reported on the test's line and run again.
+		hits=$(find "$out" -type f \( -name '*dmesg*' -o -name '*console*' \) ! -name '*boot-crash*' ! -path '*/run.hung/*' -print0 |
 			xargs -0 -r grep -HnE "$bad" 2>/dev/null | head -5)
 		if [ -n "$hits" ]; then
 			rc=1; reason="${reason:+$reason; }kernel log: $(echo "$hits" | head -1)"
@@ -81,7 +83,7 @@ for t in "${tests[@]}"; do
 		fail=$((fail + 1))
 		[ -n "$reason" ] || reason=$(grep -m1 -E '^(FAIL|error):' "$out/test.log" || tail -1 "$out/test.log")
 		echo "not ok $i - $n (${dt}s) # $reason"
-		sed 's/^/#   /' "$out/test.log" | tail -25
+		sed 's/^/#   /' "$out/test.log" | tail -40
 		echo "#   full log: $out/test.log"
 		;;
 	esac

@@ -40,16 +40,9 @@ for host_module in ("project", "stock"):
     os.makedirs(d, exist_ok=True)
     P.write(plan, os.path.join(d, "plan.json"))
     print(f"# host vhost_scsi: {host_module}", flush=True)
-    run = [os.path.join(TOP, "scripts", "run-plan.sh"), "--timeout", "900",
-           os.path.join(d, "plan.json"), os.path.join(d, "run")]
-    if subprocess.run(run).returncode and os.path.exists(os.path.join(d, "run", "l1-hung")):
-        # The emulator's hang (docs/design.md): keep it, say so, once more.
-        os.rename(os.path.join(d, "run"), os.path.join(d, "run.hung"))
-        msg = f"host VM hung (emulator; post-mortem: {d}/run.hung/l1-hang-dump.txt); the plan ran once more"
-        print(msg, flush=True)
-        with open(os.path.join(out, "warnings"), "a") as f:
-            f.write(msg + "\n")
-        subprocess.run(run)
+    # An emulator hang or death runs once more, loudly (tests/lib/run-plan-retry.sh).
+    subprocess.run([os.path.join(TOP, "tests", "lib", "run-plan-retry.sh"), os.path.join(d, "plan.json"),
+                    os.path.join(d, "run"), os.path.join(out, "warnings")], env=dict(os.environ, PLAN_TIMEOUT="900"))
     r = subprocess.run([sys.executable, os.path.join(TOP, "tests", "lib", "summary.py"),
                         os.path.join(d, "run")])
     rc |= r.returncode

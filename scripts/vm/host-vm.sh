@@ -32,7 +32,7 @@ virtiofsd=/usr/lib/qemu/virtiofsd
 kernel=/boot/vmlinuz-$SQCQ_KVER
 [ -r "$kernel" ] || die "$kernel missing: install linux-image-$SQCQ_KVER (make deps)"
 mkdir -p "$out"
-rm -f "$out/l1-rc" "$out/l1-hung"
+rm -f "$out/l1-rc" "$out/l1-hung" "$out/l1-died"
 [ "$plan" = "$out/plan.json" ] || cp "$plan" "$out/plan.json"
 
 run=$(mktemp -d /tmp/sqcq-l1.XXXXXX)
@@ -135,9 +135,33 @@ if [ ! -f "$out/l1-rc" ] && grep -q 'Oops: int3' "$out/l1-console.log" &&
 	echo "host VM boot crash (int3) retried once" >>"$out/l1-boot-retries"
 	boot
 fi
+# Why the host VM ended early, in a few lines a CI log shows: the panic
+# reason, the first kernel report, what the plan was doing, the host VM's
+# memory at the last sample and what virtiofsd said.
+crash_summary() {
+	local c=$out/l1-console.log
+	echo "--- host VM end, console $c:"
+	grep -m1 -E 'Kernel panic' "$c" || echo "(no kernel panic line)"
+	grep -m1 -B1 -A4 -E 'BUG:|Oops|WARNING:|invoked oom-killer|Out of memory|segfault|general protection' "$c" || true
+	echo "--- last console lines:"; tail -n 4 "$c"
+	echo "--- last plan progress: $(tail -1 "$out/progress.log" 2>/dev/null || echo none)"
+	echo "--- run_plan.log tail:"; tail -n 3 "$out/run_plan.log" 2>/dev/null || echo "(none)"
+	echo "--- host VM memory, last sample (kB): $(tail -1 "$out/l1-meminfo.log" 2>/dev/null || echo none)"
+	tail -n 3 "$out"/virtiofsd-*.log 2>/dev/null || true
+}
 [ -f "$out/l1-hung" ] && die "host VM hung (no output for ${stall_s}s; console: $out/l1-console.log, last progress: $(tail -1 "$out/progress.log" 2>/dev/null | cut -d' ' -f2-))"
 [ $qrc -eq 124 ] || [ $qrc -eq 137 ] &&
 	die "host VM did not finish within ${timeout_s}s; killed (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
-[ -f "$out/l1-rc" ] ||
-	die "host VM ended (qemu exit $qrc) without running the plan (console: $out/l1-console.log, last: $(tail -c 300 "$out/l1-console.log" | tr '\n' ' '))"
+if [ ! -f "$out/l1-rc" ]; then
+	crash_summary >&2
+	# Seen once in CI: PID 1 gone mid-plan ("Attempted to kill init") with
+	# no kernel report before it.  When nothing after boot names project
+	# code (modules lists aside), say so in l1-died: callers may run the
+	# plan once more, loudly, as for a hang.
+	if ! sed -n '/^SQCQ-L1: up/,$p' "$out/l1-console.log" | grep -v -e 'Modules linked in:' -e '^SQCQ-L1:' |
+		grep -qE 'vhost|sqcq|virtscsi|virtio_scsi|target_core|tcm_|iblock|fd_do_rw'; then
+		echo "host VM died mid-plan: $(grep -m1 -E 'Kernel panic' "$out/l1-console.log" || echo 'no panic line') (no project code in its kernel log)" >"$out/l1-died"
+	fi
+	die "host VM ended (qemu exit $qrc) without running the plan to its end (console: $out/l1-console.log; summary above)"
+fi
 exit "$(cat "$out/l1-rc")"

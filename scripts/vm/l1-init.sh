@@ -43,6 +43,14 @@ plan=$out/plan.json
 echo "SQCQ-L1: up after $(cut -d' ' -f1 /proc/uptime)s; plan $plan"
 
 hostname sqcq-l1
+# Memory every 5 s: a host VM that dies without a word (PID 1 killed, an
+# OOM panic) leaves its last sample behind (host-vm.sh prints it).
+(
+	while :; do
+		echo "$(cut -d' ' -f1 /proc/uptime)s $(grep -E '^(MemFree|MemAvailable|Cached|Shmem):' /proc/meminfo | tr -s ' \n' ' ')"
+		sleep 5
+	done >"$out/l1-meminfo.log" 2>/dev/null
+) &
 /usr/bin/python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
 rc=$?
 echo "$rc" >"$out/l1-rc"
