@@ -22,10 +22,12 @@ pkgs_vm="qemu-system-x86 qemu-utils targetcli-fb python3-rtslib-fb dbus kmod pro
 pkgs_guest="busybox-static fio cpio xz-utils zstd"
 # Building our modules and QEMU 7.2 (minimal x86_64-softmmu).
 pkgs_build="build-essential dpkg-dev bc ninja-build meson pkg-config python3 python3-venv libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev flex bison"
+# A full kernel (make kernel: objtool needs libelf, module signing libssl).
+pkgs_kbuild="libelf-dev libssl-dev"
 # Tests and report.
 pkgs_test="spin python3-matplotlib"
 
-all="$pkgs_kernel $pkgs_vm $pkgs_guest $pkgs_build $pkgs_test"
+all="$pkgs_kernel $pkgs_vm $pkgs_guest $pkgs_build $pkgs_kbuild $pkgs_test"
 
 missing=()
 for p in $all; do

@@ -9,7 +9,8 @@
 # A test is an executable tests/tNN-*.{sh,py}: exit 0 pass, 1 fail, 77 skip.
 # Its header may say '# timeout: SEC' (default 600) and '# vm: yes'.
 # Each test gets SQCQ_TEST_OUT, a directory for its artifacts
-# (results/tests/<run>/<test>/); kernel logs written there are scanned.
+# (results/tests/<run>/<test>/, or SQCQ_RUN_DIR/<test>/); kernel logs
+# written there are scanned; its TAP line is kept there as 'tap'.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -40,7 +41,7 @@ for t in "$here"/t[0-9]*-*; do
 done
 if [ $list = 1 ]; then printf '%s\n' "${tests[@]##*/}"; exit 0; fi
 
-run_dir=$top/results/tests/$(date +%Y%m%d-%H%M%S)
+run_dir=${SQCQ_RUN_DIR:-$top/results/tests/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$run_dir"
 # Kernel-log patterns that fail any test whose logs contain them.
 bad='BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|sleeping function called from invalid context|do not call blocking ops|unreferenced object|Call Trace:'
@@ -77,12 +78,12 @@ for t in "${tests[@]}"; do
 		pass=$((pass + 1))
 		# A test that had to run its plan again says so (tests/lib/vm.sh).
 		warn=$([ -s "$out/warnings" ] && echo " # warning: $(head -1 "$out/warnings")")
-		echo "ok $i - $n (${dt}s)$warn" ;;
-	77) skip=$((skip + 1)); echo "ok $i - $n # SKIP $(tail -1 "$out/test.log")" ;;
+		echo "ok $i - $n (${dt}s)$warn" | tee "$out/tap" ;;
+	77) skip=$((skip + 1)); echo "ok $i - $n # SKIP $(tail -1 "$out/test.log")" | tee "$out/tap" ;;
 	*)
 		fail=$((fail + 1))
 		[ -n "$reason" ] || reason=$(grep -m1 -E '^(FAIL|error):' "$out/test.log" || tail -1 "$out/test.log")
-		echo "not ok $i - $n (${dt}s) # $reason"
+		echo "not ok $i - $n (${dt}s) # $reason" | tee "$out/tap"
 		sed 's/^/#   /' "$out/test.log" | tail -40
 		echo "#   full log: $out/test.log"
 		;;

@@ -67,6 +67,10 @@ class Host:
         elif not os.path.exists("/dev/kvm"):
             raise HostError("/dev/kvm missing: load kvm_intel or kvm_amd on this host")
         self.sh("modprobe -a vhost target_core_mod target_core_file target_core_iblock")
+        if os.path.exists("/sys/kernel/debug/kmemleak"):
+            # Leaks from boot are not the plan's: forget what a scan finds now.
+            self.sh("echo scan > /sys/kernel/debug/kmemleak; echo clear > /sys/kernel/debug/kmemleak",
+                    timeout=900, check=False)
 
     def load_vhost_scsi(self):
         h = self.plan["host"]
@@ -135,6 +139,8 @@ class Host:
         else:
             raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
         self.backstore_path = bs
+        # For host steps that relink the LUN (plan.py fault_steps).
+        os.environ.update(SQCQ_LIO_TPG=f"/vhost/{WWPN}/tpg1", SQCQ_LIO_BACKSTORE=bs)
         self.targetcli(f"/vhost create {WWPN}", f"/vhost/{WWPN}/tpg1/luns create {bs}")
         self.sh("ls /sys/kernel/config/target/vhost")
 
@@ -469,10 +475,57 @@ def write_summary(out, summary, partial=False):
     os.replace(os.path.join(out, "summary.json.tmp"), os.path.join(out, "summary.json"))
 
 
+def own_kernel(plan):
+    """The plan for a host VM booted on a kernel of 'make kernel'.
+
+    scripts/vm/host-vm.sh passes that kernel's directory as sqcq_kernel
+    (PID 1's environment); its tree carries the series, so the project's
+    vhost_scsi is the one in its module directory, not the out-of-tree
+    build for Debian's kernel the plan names.
+    """
+    if not os.environ.get("sqcq_kernel"):
+        return plan
+    if plan["host"].get("vhost_scsi", "project") != "project":
+        raise HostError("this host VM runs the kernel of 'make kernel', which carries only the "
+                        "project's vhost_scsi: a plan with the stock host module needs Debian's kernel "
+                        "(unset SQCQ_L1_KERNEL)")
+    ko = f"/lib/modules/{os.uname().release}/kernel/drivers/vhost/vhost_scsi.ko"
+    if not os.path.exists(ko):
+        raise HostError(f"{ko} missing: the kernel's modules are not mounted (scripts/vm/l1-init.sh)")
+    return json.loads(json.dumps(plan).replace(json.dumps(plan["host"]["vhost_scsi_ko"])[1:-1], ko))
+
+
+def kmemleak_step(host):
+    """On a kernel with kmemleak: scan once everything is torn down."""
+    path = "/sys/kernel/debug/kmemleak"
+    if not os.path.exists(path):
+        return []
+    # Objects younger than 5 s are not reported; the second scan confirms.
+    time.sleep(6)
+    host.sh(f"echo scan > {path}", timeout=900, check=False)
+    host.sh(f"echo scan > {path}", timeout=900, check=False)
+    with open(path) as f:
+        report = f.read()
+    with open(os.path.join(host.out, "l1-kmemleak.txt"), "w") as f:
+        f.write(report)
+    n = report.count("unreferenced object")
+    return [{"guest": "-", "step": "kmemleak", "ok": n == 0,
+             "output": f"{n} unreferenced objects",
+             **({} if n == 0 else {"error": f"kmemleak: {n} unreferenced objects (l1-kmemleak.txt): "
+                                            + report.strip().splitlines()[0]})}]
+
+
 def run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
-    host = Host(plan, out, role)
     summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
+    try:
+        plan = own_kernel(plan)
+    except HostError as e:
+        summary["host"]["error"] = str(e)
+        write_summary(out, summary)
+        return 1
+    summary["host"]["kernel"] = os.uname().release
+    host = Host(plan, out, role)
     counter_src = None
     try:
         host.load_modules()
@@ -511,6 +564,7 @@ def run_plan(plan, out, role):
         ok, msg = host.unload_modules()
         summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
                                  **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
+        summary["steps"] += kmemleak_step(host)
     except HostError as e:
         summary["host"]["error"] = str(e)
     write_summary(out, summary)

@@ -206,8 +206,13 @@ def fault_steps(kind):
     cpu-offline  the host's CPU 1 offline for 3 s and back, under verified I/O
     kill-qemu    SIGKILL the guest's QEMU mid-I/O: the poller thread and its
                  debugfs entry must be gone within 10 s (ends the guest)
+    lun-relink   unlink the LUN from the vhost TPG mid-I/O and link it again
+                 3 s later: the guest's fio may fail (its disk went away) but
+                 must end; the disk comes back (hotplug event, else a rescan)
+                 and verified I/O on it passes, the poller still serving
     """
-    start = {"name": f"{kind}-start-io", "type": "sh", "cmd": _bg_fio(kind, kind != "kill-qemu") + " sleep 3"}
+    start = {"name": f"{kind}-start-io", "type": "sh",
+             "cmd": _bg_fio(kind, kind not in ("kill-qemu", "lun-relink")) + " sleep 3"}
     if kind == "rmmod-busy":
         return [start,
                 {"name": "rmmod-refused", "type": "host", "expect_rc": 0, "cmd": (
@@ -235,4 +240,28 @@ def fault_steps(kind):
                     "if grep -qs vhost-sqcq-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
                     "echo 'a vhost-sqcq thread of the killed QEMU survives'; exit 1; fi; "
                     "echo 'QEMU killed with I/O in flight; poller and its debugfs gone'")}]
+    if kind == "lun-relink":
+        stats = "/sys/kernel/debug/vhost-sqcq/$QEMU_PID-*/stats"
+        return [start,
+                {"name": "lun-unlink-relink", "type": "host", "expect_rc": 0, "timeout": 240, "cmd": (
+                    f"w0=$(awk '$1==\"wakeups\"{{print $2}}' {stats} | head -1); "
+                    "targetcli $SQCQ_LIO_TPG/luns delete lun0 >/tmp/relink.log 2>&1 || "
+                    "{ echo 'cannot unlink lun0:'; cat /tmp/relink.log; exit 1; }; sleep 3; "
+                    "targetcli $SQCQ_LIO_TPG/luns create $SQCQ_LIO_BACKSTORE >>/tmp/relink.log 2>&1 || "
+                    "{ echo 'cannot link the LUN again:'; cat /tmp/relink.log; exit 1; }; "
+                    f"ls {stats} >/dev/null 2>&1 || {{ echo 'the poller is gone after the relink'; exit 1; }}; "
+                    "echo \"LUN unlinked 3 s and linked again; poller alive (wakeups $w0 before)\"")},
+                {"name": "lun-back-verify", "type": "sh", "timeout": 300, "cmd": (
+                    f"for i in $(seq 900); do [ -f /tmp/{kind}.rc ] && break; sleep 0.1; done; "
+                    f"[ -f /tmp/{kind}.rc ] || {{ echo 'fio (60 s, time-based) did not end within 90 s of the relink'; exit 1; }}; "
+                    f"echo \"fio across the unlink ended with $(cat /tmp/{kind}.rc)\"; "
+                    "how=hotplug; for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; "
+                    "if [ ! -b /dev/sda ]; then how=rescan; "
+                    "for h in /sys/class/scsi_host/host*/scan; do echo '- - -' > $h; done; "
+                    "for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; fi; "
+                    "[ -b /dev/sda ] || { echo 'the disk did not come back'; dmesg | tail -15; exit 1; }; "
+                    f"fio --name=back --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
+                    "--ioengine=libaio --offset=384M --size=32M --verify=crc32c --verify_fatal=1 "
+                    ">/tmp/back.log 2>&1 || { echo 'verified I/O on the relinked LUN failed:'; tail -15 /tmp/back.log; exit 1; }; "
+                    "echo \"disk back by $how; 32 MiB written and verified on it\"")}]
     raise ValueError(f"unknown fault '{kind}'")

@@ -29,7 +29,16 @@ need_cmd qemu-system-x86_64 timeout
 need_root "booting the host VM (virtiofsd)"
 virtiofsd=/usr/lib/qemu/virtiofsd
 [ -x "$virtiofsd" ] || die "$virtiofsd missing: install qemu-system-x86 (make deps)"
-kernel=/boot/vmlinuz-$SQCQ_KVER
+# SQCQ_L1_KERNEL=<dir of 'make kernel'>: boot that kernel (the series in
+# tree, debug options) instead of Debian's; l1-init.sh mounts its modules.
+kernel=/boot/vmlinuz-$SQCQ_KVER kparams=
+if [ -n "${SQCQ_L1_KERNEL:-}" ]; then
+	[ -f "$SQCQ_L1_KERNEL/vmlinuz" ] && [ -f "$SQCQ_L1_KERNEL/.done" ] ||
+		die "SQCQ_L1_KERNEL=$SQCQ_L1_KERNEL is not a kernel built by 'make kernel' (no vmlinuz/.done)"
+	kernel=$SQCQ_L1_KERNEL/vmlinuz kparams="sqcq_kernel=$SQCQ_L1_KERNEL"
+	# KASAN and lockdep make it slower; kmemleak scans take minutes.
+	stall_s=$((stall_s * 2))
+fi
 [ -r "$kernel" ] || die "$kernel missing: install linux-image-$SQCQ_KVER (make deps)"
 mkdir -p "$out"
 rm -f "$out/l1-rc" "$out/l1-hung" "$out/l1-died"
@@ -58,7 +67,7 @@ boot() {
 		for _ in $(seq 50); do [ -S "$run/$s.sock" ] && break; sleep 0.1; done
 		[ -S "$run/$s.sock" ] || die "virtiofsd for '$s' did not start (log: $out/virtiofsd-$s.log)"
 	done
-	log "host VM: booting (timeout ${timeout_s}s; console: $out/l1-console.log)"
+	log "host VM: booting $(basename "$(dirname "$kernel")")/$(basename "$kernel") (timeout ${timeout_s}s; console: $out/l1-console.log)"
 	t0=$(date +%s)
 	set +e
 	touch "$run/stamp"
@@ -72,7 +81,7 @@ boot() {
 		-nodefaults -display none -serial stdio -no-reboot \
 		-monitor unix:"$run/mon.sock",server=on,wait=off \
 		-kernel "$kernel" \
-		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 nokaslr init=$SQCQ_TOP/scripts/vm/l1-init.sh" \
+		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 nokaslr init=$SQCQ_TOP/scripts/vm/l1-init.sh $kparams" \
 		</dev/null >"$out/l1-console.log" 2>&1 &
 	local qpid=$! idle=0
 	# Watchdog: the host VM writes its console and the results share as it

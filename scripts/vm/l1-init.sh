@@ -30,6 +30,18 @@ for d in /tmp /var/tmp /var/lib/dbus /var/lock; do
 done
 mkdir -p /run/lock /run/dbus /run/sqcq-out /run/tmp
 export TMPDIR=/run/tmp HOME=/run/tmp
+# A kernel of 'make kernel' (host-vm.sh passes sqcq_kernel=<its dir>): its
+# modules replace the read-only share's /lib/modules, which has Debian's.
+if [ -n "${sqcq_kernel:-}" ]; then
+	rel=$(uname -r)
+	if [ ! -d "$sqcq_kernel/lib/modules/$rel" ]; then
+		echo "SQCQ-L1: $sqcq_kernel/lib/modules/$rel missing: rebuild with 'make kernel'"
+		halt
+	fi
+	mount -t tmpfs tmpfs /lib/modules
+	mkdir "/lib/modules/$rel"
+	mount --bind "$sqcq_kernel/lib/modules/$rel" "/lib/modules/$rel"
+fi
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 modprobe configfs && mount -t configfs configfs /sys/kernel/config

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Build a whole Linux 6.12 kernel with the project's series in tree, for the
+# host VM (make kernel).
+#
+# Usage: scripts/build-kernel.sh [--config NAME] [--print]
+#   --config NAME   configuration fragment linux/configs/NAME.config, merged
+#                   onto x86_64_defconfig (default: debug: lockdep, KASAN,
+#                   kmemleak, DEBUG_ATOMIC_SLEEP, PROVE_RCU, DEBUG_OBJECTS)
+#   --print         print the kernel's directory if it is built, else fail
+#
+# The source is Debian's linux-source tarball (SQCQ_KSRC_PKG), extracted once
+# into a git tree under SQCQ_CACHE; the series comes from scripts/mkpatches.py
+# (the same patches 'make patches' exports) and is applied with git apply.
+# The result is cached by content hash (tarball, series, fragment, this
+# script): SQCQ_CACHE/kernel-<hash>/{vmlinuz,System.map,config,release,
+# lib/modules/<release>}.  The object tree is kept per configuration, so a
+# changed patch rebuilds only what it touches.  Prints the directory.
+#
+# Boot it as the host VM with SQCQ_L1_KERNEL=<dir> (scripts/vm/host-vm.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib/common.sh"
+
+cfg=debug print_only=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--config) cfg=$2; shift 2 ;;
+	--print) print_only=1; shift ;;
+	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option '$1' (try --help)" ;;
+	esac
+done
+frag=$SQCQ_TOP/linux/configs/$cfg.config
+[ -f "$frag" ] || die "no configuration '$cfg' ($frag missing; see linux/configs/)"
+tarball=/usr/src/$SQCQ_KSRC_PKG.tar.xz
+[ -f "$tarball" ] || die "$tarball missing; install $SQCQ_KSRC_PKG (make deps)"
+need_cmd make gcc git flex bison bc tar xz
+
+# The series, exactly as 'make patches' exports it (no per-patch build here:
+# the whole tree builds below).
+series=$SQCQ_BUILD/kernel-series
+/usr/bin/python3 "$SQCQ_TOP/scripts/mkpatches.py" --no-build --out "$series" >"$SQCQ_BUILD/kernel-series.log" 2>&1 ||
+	die "could not export the series (log: $SQCQ_BUILD/kernel-series.log)"
+patches=$(find "$series" -name '0*.patch' ! -name '0000-*' | sort)
+[ -n "$patches" ] || die "the series in $series is empty"
+
+tarkey=$(stat -c '%s %Y' "$tarball" | sha256sum | cut -c1-12)
+# shellcheck disable=SC2086
+key=$( { echo "$tarkey"; cat $patches "$frag" "$0"; } | sha256sum | cut -c1-16)
+dest=$SQCQ_CACHE/kernel-$cfg-$key
+if [ -f "$dest/.done" ]; then
+	log "kernel: cached $dest ($(cat "$dest/release"))"
+	echo "$dest"; exit 0
+fi
+[ "$print_only" = 0 ] || die "the $cfg kernel for this tree is not built; run 'make kernel'"
+need_root "writing the kernel cache in $SQCQ_CACHE"
+mkdir -p "$SQCQ_CACHE"
+exec 9>"$SQCQ_CACHE/kernel.lock"
+flock 9
+
+# Pristine source as a git tree: resetting it between builds touches only
+# the files the series changed, so the kept object tree rebuilds little.
+src=$SQCQ_CACHE/kernel-src-$tarkey
+if [ ! -f "$src/.done" ]; then
+	log "kernel: extracting $tarball (once)"
+	rm -rf "$src.tmp"; mkdir -p "$src.tmp"
+	tar -xJf "$tarball" -C "$src.tmp" --strip-components=1 || die "could not extract $tarball"
+	git -C "$src.tmp" init -q
+	# Debian's tree ignores its own top level (.gitignore: /*).
+	git -C "$src.tmp" add -f -A .
+	git -C "$src.tmp" -c user.name=sqcq -c user.email=sqcq@localhost commit -qm "$SQCQ_KSRC_PKG" ||
+		die "could not commit the pristine tree in $src.tmp"
+	touch "$src.tmp/.done"
+	rm -rf "$src"; mv "$src.tmp" "$src"
+fi
+git -C "$src" reset -q --hard
+git -C "$src" clean -qfdx -e .done
+for p in $patches; do
+	git -C "$src" apply "$p" || die "$(basename "$p") does not apply to $SQCQ_KSRC_PKG ($src)"
+done
+
+obj=$SQCQ_CACHE/kernel-obj-$cfg-$tarkey
+mkdir -p "$obj"
+blog=$obj/build.log
+log "kernel: configuring ($cfg: x86_64_defconfig + $frag)"
+{
+	make -C "$src" O="$obj" x86_64_defconfig &&
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" &&
+	make -C "$src" O="$obj" olddefconfig
+} >"$blog" 2>&1 || die "configuring failed (log: $blog)"
+# Every setting the fragment asks for must have survived olddefconfig (a
+# missing dependency drops a symbol silently).
+bad=$(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag" | while read -r l; do
+	grep -qxF "$l" "$obj/.config" || echo "$l"
+done; sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$frag" | while read -r c; do
+	grep -qE "^$c=[ym]" "$obj/.config" && echo "# $c is not set"
+done || true)
+[ -z "$bad" ] || die "the configuration lost: $(echo "$bad" | paste -sd' ') (check their dependencies; $obj/.config)"
+# The series' own symbol.
+grep -qE '^CONFIG_VIRTIO_SQCQ=[ym]' "$obj/.config" ||
+	die "CONFIG_VIRTIO_SQCQ is not set in $obj/.config: the series' Kconfig hooks did not apply"
+
+log "kernel: building with $(nproc) jobs (log: $blog; about 30-60 min on 2 cores the first time)"
+t0=$(date +%s)
+make -C "$src" O="$obj" -j"$(nproc)" bzImage modules >>"$blog" 2>&1 ||
+	die "the kernel build failed (log: $blog): $(grep -m3 -E 'error:|Error [0-9]' "$blog" | paste -sd' ')"
+release=$(make -s -C "$src" O="$obj" kernelrelease)
+rm -rf "$dest.tmp"; mkdir -p "$dest.tmp"
+make -C "$src" O="$obj" INSTALL_MOD_PATH="$dest.tmp" INSTALL_MOD_STRIP=1 modules_install >>"$blog" 2>&1 ||
+	die "modules_install failed (log: $blog)"
+cp "$obj/arch/x86/boot/bzImage" "$dest.tmp/vmlinuz"
+cp "$obj/System.map" "$dest.tmp/System.map"
+cp "$obj/.config" "$dest.tmp/config"
+echo "$release" >"$dest.tmp/release"
+for m in vhost/vhost_scsi virtio/virtio_sqcq scsi/virtio_scsi; do
+	[ -f "$dest.tmp/lib/modules/$release/kernel/drivers/$m.ko" ] ||
+		die "the build has no drivers/$m.ko (log: $blog)"
+done
+touch "$dest.tmp/.done"
+rm -rf "$dest"; mv "$dest.tmp" "$dest"
+log "kernel: built $release in $(( $(date +%s) - t0 ))s: $dest"
+echo "$dest"

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""Run the reliability suite on the debug kernel and print its table.
+
+Usage: reliability.py [--stock-kernel] [--tests t20,t41,...]
+       reliability.py --table RUN_DIR
+
+Builds (or reuses) the debug kernel of 'make kernel' (the series in tree,
+lockdep/PROVE_RCU, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS),
+boots the host VM on it (SQCQ_L1_KERNEL) and runs the suite's VM tests
+with tests/run.sh into results/reliability-<time>/: verified I/O, the host
+and guest pollers, the fallback matrix, the userspace vhost driver's
+protocol and hostile-ring checks, faults with I/O in flight, the LUN
+relink, load.  Every host VM run ends with a kmemleak scan; every kernel
+log is scanned for BUG/WARNING/KASAN/lockdep reports.  Then prints one
+table, scenario | result | evidence, also written to RUN_DIR/table.md.
+
+--stock-kernel runs the same on Debian's kernel (no debug options).
+--table RUN_DIR prints the table of a finished run again.
+Exits 1 if any scenario failed.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43"]
+# Plumbing steps that prove nothing on their own.
+QUIET = re.compile(r"^(boot|load-virtio_scsi|wait-disk|.*-start-io)$")
+TAP = re.compile(r"^(not ok|ok) \d+ - (.*)$")
+DEBUG_OPTS = ["PROVE_LOCKING", "PROVE_RCU", "DEBUG_ATOMIC_SLEEP", "KASAN", "DEBUG_KMEMLEAK",
+              "DEBUG_OBJECTS", "DEBUG_LIST", "DEBUG_PREEMPT"]
+
+
+def cell(text, n=150):
+    text = " ".join(str(text).split()).replace("|", "/")
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def split_paren(text):
+    """'check (evidence)' -> (check, evidence): the final balanced group."""
+    if text.endswith(")"):
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(text[i], 0)
+            if depth == 0:
+                if i > 0:
+                    return text[:i].rstrip(), text[i + 1:-1]
+                break
+    return text, text
+
+
+def step_evidence(st):
+    if not st.get("ok"):
+        return st.get("error", "failed")
+    out = [x for x in str(st.get("output", "")).splitlines() if x.strip()]
+    if out:
+        return out[-1]
+    ev = []
+    if "ios" in st:
+        ev.append(f"{st['ios']} I/Os verified" if "verif" in st["step"] else f"{st['ios']} I/Os")
+    for key, who in (("poller", "host"), ("guest_poller", "guest")):
+        pl = st.get(key)
+        if isinstance(pl, dict) and pl.get("pollers"):
+            if who == "host":
+                work = f"{pl.get('vq_work', 0)} rounds polled, {pl.get('vq_inline_kicks', 0)} kicks inline"
+            else:
+                work = f"{pl.get('vq_reaped', 0)} reaped, {pl.get('vq_irqs_inline', 0)} interrupts inline"
+            ev.append(f"{who} poller: {work}, {pl.get('wakeups', 0)} wakeups, {pl.get('cpu_pct', 0)}% CPU")
+    if "pollers" in st and "poller" not in st:
+        ev.append(f"{st['pollers']} host pollers")
+    if "guest_pollers" in st:
+        ev.append(f"{st['guest_pollers']} guest pollers")
+    if st["step"] == "rmmod-vhost_scsi" and st.get("ok"):
+        ev.append("rmmod vhost_scsi succeeded once idle")
+    return "; ".join(ev)
+
+
+def test_rows(tdir):
+    """(scenario, result, evidence) rows of one test's directory."""
+    name = os.path.basename(tdir)
+    short = name.split("-", 1)[0]
+    rows = []
+    log = os.path.join(tdir, "test.log")
+    lines = open(log, errors="replace").read().splitlines() if os.path.exists(log) else []
+    # Checks the test printed as TAP itself (the userspace vhost driver).
+    for x in lines:
+        m = TAP.match(x)
+        if m:
+            scen, ev = split_paren(m.group(2))
+            rows.append((f"{short} {scen}", "ok" if m.group(1) == "ok" else "FAILED", ev))
+    # Steps of every plan the test ran (a host VM that hung or died and was
+    # run again is in run.hung/: its warning is on the test's line).
+    for sp in sorted(glob.glob(os.path.join(tdir, "**", "summary.json"), recursive=True)):
+        if "/run.hung/" in sp:
+            continue
+        try:
+            s = json.load(open(sp))
+        except (OSError, ValueError):
+            continue
+        if "error" in s.get("host", {}):
+            rows.append((f"{short} host role", "FAILED", s["host"]["error"]))
+        for st in s.get("steps", []):
+            if QUIET.match(st["step"]) or (st["step"].startswith("host-check") and rows and st.get("ok")):
+                continue
+            # Tests with several plans (t21) keep each in its own directory.
+            sub = os.path.relpath(os.path.dirname(os.path.dirname(sp)), tdir)
+            where = ("" if sub == "." else f"{sub}: ") + \
+                ("" if st["guest"] in ("-", "host") else f"{st['guest']}/")
+            rows.append((f"{short} {where}{st['step']}", "ok" if st.get("ok") else "FAILED",
+                         step_evidence(st)))
+    tap = open(os.path.join(tdir, "tap")).read().strip() if os.path.exists(os.path.join(tdir, "tap")) else ""
+    logs = [p for p in glob.glob(os.path.join(tdir, "**", "*"), recursive=True)
+            if os.path.isfile(p) and re.search(r"(dmesg|console)", os.path.basename(p))
+            and "boot-crash" not in p and "/run.hung/" not in p]
+    if "kernel log:" in tap:
+        rows.append((f"{short} kernel logs", "FAILED", tap.split("kernel log:", 1)[1]))
+    else:
+        rows.append((f"{short} kernel logs", "ok" if tap.startswith("ok") else "-",
+                     f"no BUG/WARNING/KASAN/lockdep/kmemleak report in {len(logs)} host and guest logs"))
+    ok = tap.startswith("ok")
+    warn = tap.split("# warning:", 1)[1] if "# warning:" in tap else ""
+    rows.append((f"**{name}**", "ok" if ok else ("SKIP" if "# SKIP" in tap else "FAILED"),
+                 warn or (tap.split(" # ", 1)[1] if " # " in tap else re.sub(r"^.* \((\d+s)\).*$", r"\1", tap))))
+    return rows
+
+
+def kernel_line(run_dir):
+    for sp in glob.glob(os.path.join(run_dir, "*", "**", "summary.json"), recursive=True):
+        try:
+            k = json.load(open(sp)).get("host", {}).get("kernel")
+        except (OSError, ValueError):
+            continue
+        if k:
+            return k
+    return "?"
+
+
+def table(run_dir):
+    rows = []
+    for tdir in sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*"))):
+        rows += test_rows(tdir)
+    kfile = os.path.join(run_dir, "kernel")
+    kinfo = open(kfile).read().strip() if os.path.exists(kfile) else ""
+    out = [f"# Reliability suite: {run_dir}", "",
+           f"Host VM kernel: {kernel_line(run_dir)}{'; ' + kinfo if kinfo else ''}", "",
+           "| scenario | result | evidence |", "|---|---|---|"]
+    out += [f"| {cell(a, 90)} | {b} | {cell(c)} |" for a, b, c in rows]
+    failed = [a for a, b, _ in rows if b == "FAILED"]
+    out += ["", f"{len(rows)} rows, {len(failed)} failed" + (f": {', '.join(failed[:8])}" if failed else "")]
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(run_dir, "table.md"), "w") as f:
+        f.write(text)
+    return text, not failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stock-kernel", action="store_true", help="Debian's kernel, no debug options")
+    ap.add_argument("--tests", default=",".join(SUITE), help="comma-separated test name patterns")
+    ap.add_argument("--table", metavar="RUN_DIR", help="print the table of a finished run")
+    a = ap.parse_args()
+    if a.table:
+        text, ok = table(a.table)
+        print(text, end="")
+        return 0 if ok else 1
+    env = dict(os.environ)
+    run_dir = os.path.join(TOP, "results", f"reliability-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.makedirs(run_dir)
+    kinfo = "Debian's kernel, no debug options"
+    if not a.stock_kernel:
+        p = subprocess.run([os.path.join(TOP, "scripts", "build-kernel.sh")], stdout=subprocess.PIPE, text=True)
+        if p.returncode:
+            sys.exit("reliability: the debug kernel did not build (see the error above)")
+        kdir = p.stdout.strip().splitlines()[-1]
+        env["SQCQ_L1_KERNEL"] = kdir
+        with open(os.path.join(kdir, "config")) as f:
+            conf = f.read()
+        on = [o for o in DEBUG_OPTS if re.search(rf"^CONFIG_{o}=y", conf, re.M)]
+        kinfo = f"built by 'make kernel' ({kdir}) with {', '.join(on)}"
+    with open(os.path.join(run_dir, "kernel"), "w") as f:
+        f.write(kinfo + "\n")
+    env["SQCQ_RUN_DIR"] = run_dir
+    print(f"reliability: {kinfo}; results in {run_dir}", flush=True)
+    subprocess.run([os.path.join(TOP, "tests", "run.sh")] + a.tests.split(","), env=env)
+    text, ok = table(run_dir)
+    print()
+    print(text, end="")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
