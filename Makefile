@@ -9,13 +9,16 @@
 #   make check      tests that need no VM
 #   make patches    the series for upstream: format-patch + cover letter,
 #                   checkpatch --strict and a build at every patch
+#   make kernel     a whole 6.12 kernel with the series in tree and debug
+#                   options (lockdep, KASAN, kmemleak, ...), cached
+#   make reliability  the VM tests on that kernel, table at the end
 #   make clean      remove build/ (caches in $(SQCQ_CACHE) stay)
 
 include scripts/versions.env
 SQCQ_CACHE ?= /var/cache/sqcq
 export SQCQ_CACHE
 
-.PHONY: all deps modules qemu initramfs test check matrix patches clean
+.PHONY: all deps modules qemu initramfs test check matrix patches kernel reliability clean
 all: modules
 
 deps:
@@ -41,6 +44,12 @@ matrix: deps modules qemu initramfs
 
 patches:
 	scripts/mkpatches.py
+
+kernel: deps
+	scripts/build-kernel.sh
+
+reliability: deps modules qemu initramfs
+	scripts/reliability.py $(RELIABILITY_ARGS)
 
 clean:
 	rm -rf build

@@ -16,6 +16,8 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        suspend    suspend/resume (pm_test=devices) with fio verify running
        rmmod-busy, cpu-offline, kill-qemu, lun-relink
                   faults with I/O in flight (scripts/harness/plan.py fault_steps)
+       two-guests a second guest on its own target and disk; both write and
+                  verify at once, each with its own poller
        reverify   re-read and verify what verify wrote
 Builds what is missing (modules, QEMU, initramfs) first.
 """
@@ -43,6 +45,8 @@ def steps_for(names, mode, modes, runtime):
             if s == "kill-qemu" and s != names[-1]:
                 sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
             out += P.fault_steps(s)
+        elif s == "two-guests":
+            out.append({"name": "two-guests", "type": "second-guest", "timeout": 600})
         elif s == "reverify":
             out.append(dict(P.verify_steps(mode, modes)[1], name=f"reverify-{len(out)}"))
         elif s.startswith("idle:"):

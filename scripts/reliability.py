@@ -28,7 +28,7 @@ import sys
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43"]
+SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43", "t44"]
 # Plumbing steps that prove nothing on their own.
 QUIET = re.compile(r"^(boot|load-virtio_scsi|wait-disk|.*-start-io)$")
 TAP = re.compile(r"^(not ok|ok) \d+ - (.*)$")
@@ -178,6 +178,8 @@ def main():
             sys.exit("reliability: the debug kernel did not build (see the error above)")
         kdir = p.stdout.strip().splitlines()[-1]
         env["SQCQ_L1_KERNEL"] = kdir
+        # KASAN, lockdep and kmemleak under TCG: give every test twice its time.
+        env.update(SQCQ_TIMEOUT_SCALE="2", PLAN_TIMEOUT="1800")
         with open(os.path.join(kdir, "config")) as f:
             conf = f.read()
         on = [o for o in DEBUG_OPTS if re.search(rf"^CONFIG_{o}=y", conf, re.M)]

@@ -7,7 +7,8 @@
 #   PATTERN    run tests whose file name contains PATTERN
 #
 # A test is an executable tests/tNN-*.{sh,py}: exit 0 pass, 1 fail, 77 skip.
-# Its header may say '# timeout: SEC' (default 600) and '# vm: yes'.
+# Its header may say '# timeout: SEC' (default 600; times SQCQ_TIMEOUT_SCALE,
+# e.g. 2 on a debug kernel) and '# vm: yes'.
 # Each test gets SQCQ_TEST_OUT, a directory for its artifacts
 # (results/tests/<run>/<test>/, or SQCQ_RUN_DIR/<test>/); kernel logs
 # written there are scanned; its TAP line is kept there as 'tap'.
@@ -52,7 +53,7 @@ pass=0 fail=0 skip=0 i=0
 for t in "${tests[@]}"; do
 	i=$((i + 1))
 	n=$(basename "$t"); n=${n%.*}
-	to=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$t" | head -1); to=${to:-600}
+	to=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$t" | head -1); to=$(( ${to:-600} * ${SQCQ_TIMEOUT_SCALE:-1} ))
 	out=$run_dir/$n; mkdir -p "$out"
 	t0=$(date +%s)
 	SQCQ_TEST_OUT=$out timeout --kill-after=15 "$to" "$t" >"$out/test.log" 2>&1 </dev/null

@@ -47,7 +47,7 @@ for host_module in hosts:
     print(f"# host vhost_scsi: {host_module}", flush=True)
     # An emulator hang or death runs once more, loudly (tests/lib/run-plan-retry.sh).
     subprocess.run([os.path.join(TOP, "tests", "lib", "run-plan-retry.sh"), os.path.join(d, "plan.json"),
-                    os.path.join(d, "run"), os.path.join(out, "warnings")], env=dict(os.environ, PLAN_TIMEOUT="900"))
+                    os.path.join(d, "run"), os.path.join(out, "warnings")], env=dict(os.environ, PLAN_TIMEOUT=os.environ.get("PLAN_TIMEOUT", "900")))
     r = subprocess.run([sys.executable, os.path.join(TOP, "tests", "lib", "summary.py"),
                         os.path.join(d, "run")])
     rc |= r.returncode

@@ -18,6 +18,7 @@ from .guest import Guest, GuestError
 
 WWPN = "naa.5001405000000001"
 LOOP_WWN = "naa.5001405000000002"  # tcm_loop export for the host ceiling
+WWPN2 = "naa.5001405000000003"  # the second guest's target (two-guests step)
 
 
 class HostError(Exception):
@@ -238,6 +239,8 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 res["ok"] = n == step["count"]
                 if not res["ok"]:
                     res["error"] = f"{n} guest CQ pollers running, expected {step['count']}"
+            elif step["type"] == "second-guest":
+                res.update(run_second_guest(step, g, gdir, guest_plan))
             elif step["type"] == "pollers":
                 n = counters.poller_stats()["pollers"]
                 res["pollers"] = n
@@ -254,6 +257,75 @@ def run_steps(g, gdir, guest_plan, counter_src):
         res["seconds"] = round(time.time() - t0, 1)
         results.append(res)
     return results
+
+
+def lio(cmd):
+    p = subprocess.run(f"targetcli {cmd}", shell=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    if p.returncode:
+        raise HostError(f"targetcli {cmd}: {' '.join(p.stdout.split())[-200:]}")
+
+
+def run_second_guest(step, g, gdir, gplan):
+    """Two guests at once: a second one on its own target and disk.
+
+    The second guest boots with the same mode and modules, both write and
+    verify (crc32c) at the same time, each through its own poller; the
+    second one then shuts down and its poller must go while the first
+    guest's stays.
+    """
+    qemu, kernel, initrd, role = gplan["_boot"]
+    img = os.path.join(tempfile.gettempdir(), "sqcq-disk1.img")
+    n0 = counters.poller_stats()["pollers"]
+    lio(f"/backstores/fileio create name=disk1 file_or_dev={img} size={step.get('size_mb', 256)}M")
+    lio(f"/vhost create {WWPN2}")
+    lio(f"/vhost/{WWPN2}/tpg1/luns create /backstores/fileio/disk1")
+    bdir = os.path.join(gdir, "second")
+    os.makedirs(bdir, exist_ok=True)
+    dev = f"vhost-scsi-pci,wwpn={WWPN2},num_queues=1"
+    if gplan.get("device_props"):
+        dev += "," + gplan["device_props"]
+    b = Guest(gplan["name"] + "-second", qemu, kernel, initrd, bdir, smp=1, mem_mb=512,
+              device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role))
+    fio = ("fio --name={n} --filename=/dev/sda --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
+           "--ioengine=libaio --offset={o} --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1")
+    try:
+        b.start()
+        for r in run_steps(b, bdir, dict(gplan, steps=[x for x in gplan["steps"] if x.get("setup")]), None):
+            if not r["ok"]:
+                raise HostError(f"second guest: {r['step']}: {r.get('error', '?')}")
+        both = counters.poller_stats()["pollers"]
+        b.run(f"({fio.format(n='second', o='0')} >/tmp/second.log 2>&1; "
+                        "echo $? >/tmp/second.rc) >/dev/null 2>&1 &")
+        rc_a, out_a = g.run(fio.format(n="first", o="384M") + " --output-format=terse --terse-version=3"
+                            " >/tmp/first.log 2>&1; rc=$?; tail -3 /tmp/first.log; exit $rc", timeout=300)
+        if rc_a:
+            raise HostError(f"the first guest's fio verify failed while the second ran: {out_a[-300:]}")
+        rc_b, out_b = b.run("for i in $(seq 3000); do [ -f /tmp/second.rc ] && break; sleep 0.1; done; "
+                            "cat /tmp/second.rc 2>/dev/null; tail -3 /tmp/second.log", timeout=330)
+        if out_b.split()[:1] != ["0"]:
+            raise HostError(f"the second guest's fio verify failed or did not end: {out_b[-300:]}")
+        _, dm = b.run("dmesg", timeout=30)
+        with open(b.dmesg, "w") as f:
+            f.write(dm)
+    finally:
+        b.stop()
+    for _ in range(100):
+        left = counters.poller_stats()["pollers"]
+        if left == n0:
+            break
+        time.sleep(0.1)
+    lio(f"/vhost delete {WWPN2}")
+    lio("/backstores/fileio delete disk1")
+    if os.path.exists(img):
+        os.unlink(img)
+    want = n0 + (1 if "sqcq_poll=on" in gplan.get("device_props", "") else 0)
+    if both != want or left != n0:
+        raise HostError(f"host pollers: {n0} before, {both} with both guests (expected {want}), "
+                        f"{left} after the second shut down (expected {n0})")
+    return {"ok": True, "pollers": both,
+            "output": f"two guests wrote and verified 64 MiB each at once; host pollers {n0} -> {both} "
+                      f"-> {left} after the second shut down"}
 
 
 class StepAbort(Exception):
@@ -450,7 +522,9 @@ def run_guest(plan, gp, out, role, counter_src):
                         "seconds": round(time.time() - t0, 1)})
         more = False
         try:
-            results += run_steps(g, gdir, dict(gp, steps=setup + todo), counter_src)
+            results += run_steps(g, gdir, dict(gp, steps=setup + todo,
+                                               _boot=(plan["qemu"], plan["kernel"], plan["initrd"], role)),
+                                 counter_src)
         except StepAbort as e:
             results += e.results
             ran = {r["step"] for r in e.results}
