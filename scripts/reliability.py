@@ -6,7 +6,8 @@ Usage: reliability.py [--stock-kernel] [--tests t20,t41,...]
 
 Builds (or reuses) the debug kernel of 'make kernel' (the series in tree,
 lockdep/PROVE_RCU, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS),
-boots the host VM on it (SQCQ_L1_KERNEL) and runs the suite's VM tests
+boots the host VM and the nested guests on it (SQCQ_L1_KERNEL,
+SQCQ_GUEST_KERNEL) and runs the suite's VM tests
 with tests/run.sh into results/reliability-<time>/: verified I/O, the host
 and guest pollers, the fallback matrix, the userspace vhost driver's
 protocol and hostile-ring checks, faults with I/O in flight, the LUN
@@ -177,7 +178,7 @@ def main():
         if p.returncode:
             sys.exit("reliability: the debug kernel did not build (see the error above)")
         kdir = p.stdout.strip().splitlines()[-1]
-        env["SQCQ_L1_KERNEL"] = kdir
+        env["SQCQ_L1_KERNEL"] = env["SQCQ_GUEST_KERNEL"] = kdir
         # KASAN, lockdep and kmemleak under TCG: give every test twice its time.
         env.update(SQCQ_TIMEOUT_SCALE="2", PLAN_TIMEOUT="1800")
         with open(os.path.join(kdir, "config")) as f:

@@ -38,9 +38,14 @@ rc = 0
 hosts = ("project",) if os.environ.get("SQCQ_L1_KERNEL") else ("project", "stock")
 if len(hosts) == 1:
     print("# SQCQ_L1_KERNEL set: the stock-host half runs on Debian's kernel only", flush=True)
+if os.environ.get("SQCQ_GUEST_KERNEL"):
+    print("# SQCQ_GUEST_KERNEL set: the stock-guest half runs on Debian's kernel only", flush=True)
 for host_module in hosts:
     plan = P.new_plan(f"{host_module}-host", paths, "fileio", size_mb=256, host_module=host_module)
-    plan["guests"] = [guest(gm, prop, host_module) for gm in ("project", "stock") for prop in ("on", "off")]
+    # A guest on the kernel of 'make kernel' (SQCQ_GUEST_KERNEL) has only
+    # the project's virtio_scsi.
+    gmods = ("project",) if os.environ.get("SQCQ_GUEST_KERNEL") else ("project", "stock")
+    plan["guests"] = [guest(gm, prop, host_module) for gm in gmods for prop in ("on", "off")]
     d = os.path.join(out, f"{host_module}-host")
     os.makedirs(d, exist_ok=True)
     P.write(plan, os.path.join(d, "plan.json"))

@@ -22,16 +22,28 @@ moddir=/lib/modules/$SQCQ_KVER
 [ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep missing: install linux-image-$SQCQ_KVER (make deps)"
 proj_ko=$SQCQ_BUILD/kmod/drivers/scsi/virtio_scsi.ko
 proj_lib=$SQCQ_BUILD/kmod/drivers/virtio/virtio_sqcq.ko
+out=$SQCQ_BUILD/guest/initramfs.cpio.gz
+# SQCQ_GUEST_KERNEL=<dir of 'make kernel'>: for that kernel, whose tree
+# carries the series (its virtio_scsi is the project's; there is no stock
+# one to fall back to).
+if [ -n "${SQCQ_GUEST_KERNEL:-}" ]; then
+	[ -f "$SQCQ_GUEST_KERNEL/.done" ] || die "SQCQ_GUEST_KERNEL=$SQCQ_GUEST_KERNEL is not a kernel built by 'make kernel'"
+	rel=$(cat "$SQCQ_GUEST_KERNEL/release")
+	moddir=$SQCQ_GUEST_KERNEL/lib/modules/$rel
+	proj_ko=$moddir/kernel/drivers/scsi/virtio_scsi.ko
+	proj_lib=$moddir/kernel/drivers/virtio/virtio_sqcq.ko
+	out=$SQCQ_BUILD/guest/initramfs-$rel.cpio.gz
+fi
 [ -f "$proj_ko" ] && [ -f "$proj_lib" ] || die "$proj_ko or $proj_lib missing: run 'make modules' first"
 
-out=$SQCQ_BUILD/guest/initramfs.cpio.gz
-key=$(cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$proj_lib" "$fio" /bin/busybox | sha256sum | cut -c1-16)
+key=$( { echo "${SQCQ_GUEST_KERNEL:-}"; cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$proj_lib" "$fio" /bin/busybox; } | sha256sum | cut -c1-16)
 if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	[ $print = 1 ] && echo "$out"
 	exit 0
 fi
 
 root=$SQCQ_BUILD/guest/root
+[ -z "${SQCQ_GUEST_KERNEL:-}" ] || root=$root-$rel
 rm -rf "$root"; mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,lib/stock,lib/sqcq,etc}
 cp /bin/busybox "$root/bin/busybox"
 install -m755 "$SQCQ_TOP/scripts/guest/init" "$root/init"
@@ -57,7 +69,7 @@ for m in $( { deps_of virtio_scsi; deps_of sd_mod; } | awk '!seen[$0]++'); do
 	*.zst) zstd -qdc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;
 	*) cp "$moddir/$m" "$root/lib/stock/$name.ko" ;;
 	esac
-	[ "$name" = virtio_scsi ] || echo "$name" >>"$root/lib/deps"
+	case "$name" in virtio_scsi|virtio_sqcq) ;; *) echo "$name" >>"$root/lib/deps" ;; esac
 done
 cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
 cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"

@@ -26,7 +26,9 @@ def build_paths():
     return {
         "qemu": out([os.path.join(TOP, "scripts", "build-qemu.sh"), "--print-path"]),
         "initrd": out([os.path.join(TOP, "scripts", "guest", "mkinitramfs.sh"), "--print-path"]),
-        "kernel": f"/boot/vmlinuz-{kver}",
+        # SQCQ_GUEST_KERNEL: the nested guest boots a kernel of 'make kernel'.
+        "kernel": (os.path.join(os.environ["SQCQ_GUEST_KERNEL"], "vmlinuz")
+                   if os.environ.get("SQCQ_GUEST_KERNEL") else f"/boot/vmlinuz-{kver}"),
         "vhost_scsi_ko": os.path.join(os.environ.get("SQCQ_BUILD", os.path.join(TOP, "build")),
                                       "kmod", "drivers", "vhost", "vhost_scsi.ko"),
     }
