@@ -209,9 +209,10 @@ def fault_steps(kind):
     kill-qemu    SIGKILL the guest's QEMU mid-I/O: the poller thread and its
                  debugfs entry must be gone within 10 s (ends the guest)
     lun-relink   unlink the LUN from the vhost TPG mid-I/O and link it again
-                 3 s later: the guest's fio may fail (its disk went away) but
-                 must end; the disk comes back (hotplug event, else a rescan)
-                 and verified I/O on it passes, the poller still serving
+                 3 s later: the guest's fio may fail (seen: commands fail with
+                 sense Data Protect, the disk stays) but must end; the disk is
+                 there after the relink (else a rescan) and verified I/O on
+                 it passes, the poller still serving
     """
     start = {"name": f"{kind}-start-io", "type": "sh",
              "cmd": _bg_fio(kind, kind not in ("kill-qemu", "lun-relink")) + " sleep 3"}
@@ -257,13 +258,15 @@ def fault_steps(kind):
                     f"for i in $(seq 900); do [ -f /tmp/{kind}.rc ] && break; sleep 0.1; done; "
                     f"[ -f /tmp/{kind}.rc ] || {{ echo 'fio (60 s, time-based) did not end within 90 s of the relink'; exit 1; }}; "
                     f"echo \"fio across the unlink ended with $(cat /tmp/{kind}.rc)\"; "
-                    "how=hotplug; for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; "
-                    "if [ ! -b /dev/sda ]; then how=rescan; "
+                    "for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; "
+                    "n=$(dmesg | grep -c 'Attached SCSI disk'); how=\"stayed\"; [ $n -gt 1 ] && how=\"re-attached (hotplug)\"; "
+                    "if [ ! -b /dev/sda ]; then how=\"re-attached (rescan)\"; "
                     "for h in /sys/class/scsi_host/host*/scan; do echo '- - -' > $h; done; "
                     "for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; fi; "
                     "[ -b /dev/sda ] || { echo 'the disk did not come back'; dmesg | tail -15; exit 1; }; "
                     f"fio --name=back --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
                     "--ioengine=libaio --offset=384M --size=32M --verify=crc32c --verify_fatal=1 "
                     ">/tmp/back.log 2>&1 || { echo 'verified I/O on the relinked LUN failed:'; tail -15 /tmp/back.log; exit 1; }; "
-                    "echo \"disk back by $how; 32 MiB written and verified on it\"")}]
+                    "echo \"$(dmesg | grep -c 'FAILED Result') commands failed while the LUN was gone; disk $how; "
+                    "32 MiB written and verified after the relink\"")}]
     raise ValueError(f"unknown fault '{kind}'")
