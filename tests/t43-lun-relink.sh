@@ -7,9 +7,13 @@
 # poller still there.  A second guest then re-verifies the data written
 # before the fault; rmmod vhost_scsi must succeed at the end and both
 # kernels' logs stay clean.
+# Both pollers spin while I/O flows (spin_policy, tests/lib/vm.sh), so the
+# faults hit the polling path; the first write must show them working.
 # timeout: 900
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-run_plan --modes sqcq-poll --steps write,lun-relink --then reverify,pollers:1
-/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"
+run_plan --modes sqcq-poll --host-params "$spin_policy" --guest-params "$spin_policy" --steps write,lun-relink --then reverify,pollers:1
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+	--expect sqcq-poll:verify-write:poller.vq_work'>'100 \
+	--expect sqcq-poll:verify-write:guest_poller.vq_reaped'>'100

@@ -5,9 +5,13 @@
 # same time.  The host must run one poller per device while both are up,
 # and only the first guest's once the second has shut down; the first
 # guest's earlier data must still verify and both kernels' logs stay clean.
+# Both pollers spin while I/O flows (spin_policy, tests/lib/vm.sh), so the
+# guests' I/O goes through polling; the first write must show it.
 # timeout: 900
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-run_plan --modes sqcq-poll --steps write,two-guests,reverify,pollers:1
-/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"
+run_plan --modes sqcq-poll --host-params "$spin_policy" --guest-params "$spin_policy" --steps write,two-guests,reverify,pollers:1
+/usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
+	--expect sqcq-poll:verify-write:poller.vq_work'>'100 \
+	--expect sqcq-poll:verify-write:guest_poller.vq_reaped'>'100
