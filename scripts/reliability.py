@@ -121,8 +121,11 @@ def test_rows(tdir):
     if "kernel log:" in tap:
         rows.append((f"{short} kernel logs", "FAILED", tap.split("kernel log:", 1)[1]))
     else:
+        known = re.findall(r"known report \(tests/known-reports.toml\): ([^;]*)", tap)
         rows.append((f"{short} kernel logs", "ok" if tap.startswith("ok") else "-",
-                     f"no BUG/WARNING/KASAN/lockdep/kmemleak report in {len(logs)} host and guest logs"))
+                     f"no BUG/WARNING/KASAN/lockdep/kmemleak report in {len(logs)} host and guest logs"
+                     + (f" but the known upstream one{'s' if len(known) > 1 else ''}: {'; '.join(known)}"
+                        if known else "")))
     ok = tap.startswith("ok")
     warn = tap.split("# warning:", 1)[1] if "# warning:" in tap else ""
     rows.append((f"**{name}**", "ok" if ok else ("SKIP" if "# SKIP" in tap else "FAILED"),

@@ -44,8 +44,7 @@ if [ $list = 1 ]; then printf '%s\n' "${tests[@]##*/}"; exit 0; fi
 
 run_dir=${SQCQ_RUN_DIR:-$top/results/tests/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$run_dir"
-# Kernel-log patterns that fail any test whose logs contain them.
-bad='BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked for more than|sleeping function called from invalid context|do not call blocking ops|unreferenced object|Call Trace:'
+# Kernel-log reports fail any test whose logs contain them (tests/lib/scanlog.py).
 
 echo "TAP version 13"
 echo "1..${#tests[@]}"
@@ -68,17 +67,21 @@ for t in "${tests[@]}"; do
 		# race before any project code ran, reported and booted again;
 		# run.hung/: a host VM that hung or died with no project code in
 		# its log, reported on the test's line and run again.
-		hits=$(find "$out" -type f \( -name '*dmesg*' -o -name '*console*' \) ! -name '*boot-crash*' ! -path '*/run.hung/*' -print0 |
-			xargs -0 -r grep -HnE "$bad" 2>/dev/null | head -5)
+		# Reports tests/known-reports.toml recognises (upstream code, each
+		# with its analysis) are listed as warnings instead.
+		scan=$(find "$out" -type f \( -name '*dmesg*' -o -name '*console*' \) ! -name '*boot-crash*' ! -path '*/run.hung/*' -print0 |
+			xargs -0 -r /usr/bin/python3 "$here/lib/scanlog.py")
+		hits=$(echo "$scan" | sed -n 's/^UNKNOWN //p' | head -5)
 		if [ -n "$hits" ]; then
 			rc=1; reason="${reason:+$reason; }kernel log: $(echo "$hits" | head -1)"
 		fi
+		echo "$scan" | sed -n 's/^KNOWN /known report (tests\/known-reports.toml): /p' | sort -u >>"$out/warnings"
 	fi
 	case $rc in
 	0)
 		pass=$((pass + 1))
 		# A test that had to run its plan again says so (tests/lib/vm.sh).
-		warn=$([ -s "$out/warnings" ] && echo " # warning: $(head -1 "$out/warnings")")
+		warn=$([ -s "$out/warnings" ] && echo " # warning: $(sort -u "$out/warnings" | paste -sd'|' | sed 's/|/; /g')")
 		echo "ok $i - $n (${dt}s)$warn" | tee "$out/tap" ;;
 	77) skip=$((skip + 1)); echo "ok $i - $n # SKIP $(tail -1 "$out/test.log")" | tee "$out/tap" ;;
 	*)

@@ -62,7 +62,9 @@ class Host:
             # runs where the host VM's THP was on and its CPUs were busy;
             # none have with THP off.  Under TCG, collapsing huge pages
             # changes the nested page tables while the guest runs.
-            self.sh("echo never > /sys/kernel/mm/transparent_hugepage/enabled")
+            thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+            if os.path.exists(thp):  # not in every kernel (make kernel's has none)
+                self.sh(f"echo never > {thp}")
             self.sh("modprobe kvm_amd nested=1")
             self.start_keeper()
         elif not os.path.exists("/dev/kvm"):
@@ -286,7 +288,8 @@ def run_second_guest(step, g, gdir, gplan):
     if gplan.get("device_props"):
         dev += "," + gplan["device_props"]
     b = Guest(gplan["name"] + "-second", qemu, kernel, initrd, bdir, smp=1, mem_mb=512,
-              device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role))
+              device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role),
+              cmdline=gplan.get("_cmdline", ""))
     fio = ("fio --name={n} --filename=/dev/sda --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
            "--ioengine=libaio --offset={o} --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1")
     try:
@@ -500,6 +503,7 @@ def run_guest(plan, gp, out, role, counter_src):
         boot += 1
         g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
                   smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
+                  cmdline=plan.get("kernel_cmdline", ""),
                   boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role), boot=boot)
         step_name = "boot" if boot == 1 else f"boot{boot}"
         t0 = time.time()
@@ -523,7 +527,8 @@ def run_guest(plan, gp, out, role, counter_src):
         more = False
         try:
             results += run_steps(g, gdir, dict(gp, steps=setup + todo,
-                                               _boot=(plan["qemu"], plan["kernel"], plan["initrd"], role)),
+                                               _boot=(plan["qemu"], plan["kernel"], plan["initrd"], role),
+                                               _cmdline=plan.get("kernel_cmdline", "")),
                                  counter_src)
         except StepAbort as e:
             results += e.results
