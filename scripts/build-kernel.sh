@@ -10,7 +10,8 @@
 #
 # The source is Debian's linux-source tarball (SQCQ_KSRC_PKG), extracted once
 # into a git tree under SQCQ_CACHE; the series comes from scripts/mkpatches.py
-# (the same patches 'make patches' exports) and is applied with git apply.
+# (the same patches 'make patches' exports) and is applied with git apply,
+# then linux/debug/*.patch (debug-kernel fixes outside the series).
 # The result is cached by content hash (tarball, series, fragment, this
 # script): SQCQ_CACHE/kernel-<hash>/{vmlinuz,System.map,config,release,
 # lib/modules/<release>}.  The object tree is kept per configuration, so a
@@ -42,6 +43,9 @@ series=$SQCQ_BUILD/kernel-series
 	die "could not export the series (log: $SQCQ_BUILD/kernel-series.log)"
 patches=$(find "$series" -name '0*.patch' ! -name '0000-*' | sort)
 [ -n "$patches" ] || die "the series in $series is empty"
+# Then fixes the debug kernel needs that are not part of the series
+# (linux/debug/: each says why).
+patches="$patches $(find "$SQCQ_TOP/linux/debug" -name '*.patch' | sort)"
 
 tarkey=$(stat -c '%s %Y' "$tarball" | sha256sum | cut -c1-12)
 # shellcheck disable=SC2086
