@@ -14,7 +14,7 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
        suspend    suspend/resume (pm_test=devices) with fio verify running
-       rmmod-busy, cpu-offline, kill-qemu, lun-relink
+       rmmod-busy, cpu-offline, kill-qemu, lun-relink, guest-reset
                   faults with I/O in flight (scripts/harness/plan.py fault_steps)
        two-guests a second guest on its own target and disk; both write and
                   verify at once, each with its own poller
@@ -41,7 +41,7 @@ def steps_for(names, mode, modes, runtime):
             out.append(P.unbind_rebind_step())
         elif s == "suspend":
             out.append(P.suspend_step())
-        elif s in ("rmmod-busy", "cpu-offline", "kill-qemu", "lun-relink"):
+        elif s in ("rmmod-busy", "cpu-offline", "kill-qemu", "lun-relink", "guest-reset"):
             if s == "kill-qemu" and s != names[-1]:
                 sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
             out += P.fault_steps(s)

@@ -34,7 +34,7 @@ import sys
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43", "t44"]
+SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43", "t44", "t45"]
 # Plumbing steps that prove nothing on their own.
 QUIET = re.compile(r"^(boot|load-virtio_scsi|wait-disk|.*-start-io)$")
 TAP = re.compile(r"^(not ok|ok) \d+ - (.*)$")

@@ -16,7 +16,7 @@ class GuestError(Exception):
 
 class Guest:
     def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
-                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1):
+                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1, allow_reboot=False):
         self.name = name
         self.outdir = outdir
         self.boot_timeout = boot_timeout
@@ -27,7 +27,7 @@ class Guest:
         self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
         self.argv = [
             qemu, "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
-            "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none", "-no-reboot",
+            "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none",
             "-serial", f"file:{self.console}",
             "-kernel", kernel, "-initrd", initrd,
             "-append", f"console=ttyS0 loglevel=4 panic=-1 {cmdline}".strip(),
@@ -35,6 +35,8 @@ class Guest:
             "-device", "virtio-serial-pci",
             "-device", "virtserialport,chardev=ctl,name=sqcq.ctl",
         ]
+        if not allow_reboot:
+            self.argv.append("-no-reboot")  # a guest that resets is gone
         if device:
             self.argv += ["-device", device]
         self.proc = None
@@ -126,6 +128,17 @@ class Guest:
             if line == f"@@END {cid}":
                 return "\n".join(lines).rstrip("\n") + "\n"
             lines.append(line)
+
+    def reboot(self, timeout=None):
+        """Reset the guest from inside (sysrq b: no shutdown, I/O in flight)
+        and wait until its init serves commands again; return the seconds."""
+        t0 = time.time()
+        self.seq += 1
+        self._log(f"CMD {self.seq} (reset)")
+        self._send(f"CMD {self.seq} echo b > /proc/sysrq-trigger")
+        while self._readline(timeout or self.boot_timeout, "the reboot") != "@@READY":
+            pass
+        return time.time() - t0
 
     def run(self, command, timeout=60):
         cid, rc = self.cmd(command, timeout)

@@ -241,6 +241,8 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 res["ok"] = n == step["count"]
                 if not res["ok"]:
                     res["error"] = f"{n} guest CQ pollers running, expected {step['count']}"
+            elif step["type"] == "reboot":
+                res.update(run_reboot(g, gdir, guest_plan))
             elif step["type"] == "second-guest":
                 res.update(run_second_guest(step, g, gdir, guest_plan))
             elif step["type"] == "pollers":
@@ -259,6 +261,31 @@ def run_steps(g, gdir, guest_plan, counter_src):
         res["seconds"] = round(time.time() - t0, 1)
         results.append(res)
     return results
+
+
+def run_reboot(g, gdir, gplan):
+    """Reset the guest from inside while it writes, in the same QEMU.
+
+    The device is reset under the running poller (QEMU stops vhost: the
+    endpoint is cleared with requests in flight), the guest boots again
+    and its driver starts the device anew: exactly one poller must serve
+    it afterwards.
+    """
+    before = counters.poller_stats()["pollers"]
+    secs = g.reboot()
+    for r in run_steps(g, gdir, dict(gplan, steps=[x for x in gplan["steps"] if x.get("setup")]), None):
+        if not r["ok"]:
+            raise HostError(f"after the reset: {r['step']}: {r.get('error', '?')}")
+    for _ in range(100):
+        after = counters.poller_stats()["pollers"]
+        if after == before:
+            break
+        time.sleep(0.1)
+    if after != before:
+        raise HostError(f"host pollers: {before} before the guest reset, {after} after it came back")
+    return {"ok": True, "pollers": after,
+            "output": f"guest reset (sysrq b) with fio writing; serving again after {secs:.0f} s; "
+                      f"host pollers {before} -> {after}"}
 
 
 def lio(cmd):
@@ -502,6 +529,7 @@ def run_guest(plan, gp, out, role, counter_src):
     while True:
         boot += 1
         g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
+                  allow_reboot=any(s["type"] == "reboot" for s in gp["steps"]),
                   smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
                   cmdline=plan.get("kernel_cmdline", ""),
                   boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role), boot=boot)

@@ -212,6 +212,9 @@ def fault_steps(kind):
     cpu-offline  the host's CPU 1 offline for 3 s and back, under verified I/O
     kill-qemu    SIGKILL the guest's QEMU mid-I/O: the poller thread and its
                  debugfs entry must be gone within 10 s (ends the guest)
+    guest-reset  the guest resets itself (sysrq b) mid-I/O in the same QEMU:
+                 the device is reset under the poller, the guest boots again
+                 and exactly one poller serves it afterwards
     lun-relink   unlink the LUN from the vhost TPG mid-I/O and link it again
                  3 s later: the guest's fio may fail (seen: commands fail with
                  sense Data Protect, the disk stays) but must end; the disk is
@@ -219,7 +222,7 @@ def fault_steps(kind):
                  it passes, the poller still serving
     """
     start = {"name": f"{kind}-start-io", "type": "sh",
-             "cmd": _bg_fio(kind, kind not in ("kill-qemu", "lun-relink")) + " sleep 3"}
+             "cmd": _bg_fio(kind, kind not in ("kill-qemu", "lun-relink", "guest-reset")) + " sleep 3"}
     if kind == "rmmod-busy":
         return [start,
                 {"name": "rmmod-refused", "type": "host", "expect_rc": 0, "cmd": (
@@ -247,6 +250,8 @@ def fault_steps(kind):
                     "if grep -qs vhost-sqcq-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
                     "echo 'a vhost-sqcq thread of the killed QEMU survives'; exit 1; fi; "
                     "echo 'QEMU killed with I/O in flight; poller and its debugfs gone'")}]
+    if kind == "guest-reset":
+        return [start, {"name": "guest-reset", "type": "reboot", "timeout": 300}]
     if kind == "lun-relink":
         stats = "/sys/kernel/debug/vhost-sqcq/$QEMU_PID-*/stats"
         return [start,
