@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Description: the NEED_WAKEUP handshake models under spin, submission side
 # (tests/model/sq.pml: guest kicks, host SQ poller) and completion side
-# (tests/model/cq.pml: device interrupts, guest CQ poller).  The protocol
-# must never strand a request; each mutation that removes one full barrier
-# or the wake-pending check must produce a counterexample (if a mutation
-# passes, the model cannot see the bug it exists to catch).
+# (tests/model/cq.pml: device interrupts, guest CQ poller), and stopping
+# the host poller while it runs (tests/model/stop.pml).  The protocol
+# must never strand a request nor a stop; each mutation that removes one
+# full barrier, the wake-pending check or the stopping flag must produce a
+# counterexample (if a mutation passes, the model cannot see the bug it
+# exists to catch).
 # timeout: 300
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib/common.sh"
@@ -43,4 +45,6 @@ check cq cq-protocol pass
 check cq cq-no-device-mb fail -DNO_DEVICE_MB
 check cq cq-no-guest-mb fail -DNO_GUEST_MB
 check cq cq-no-wake-pending fail -DNO_WAKE_PENDING
+check stop stop-protocol pass
+check stop stop-no-stopping-flag fail -DNO_STOPPING
 exit $fail

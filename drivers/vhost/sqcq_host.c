@@ -76,7 +76,7 @@ static atomic_t sqcq_seq = ATOMIC_INIT(0);
 /* A CPU idle at least this share of the last window (percent) is free. */
 #define SQCQ_FREE_IDLE_PCT	50
 
-enum { SQCQ_WAKE_PENDING = 0 };
+enum { SQCQ_WAKE_PENDING = 0, SQCQ_STOPPING = 1 };
 
 struct vhost_sqcq_poller {
 	struct vhost_dev *dev;
@@ -93,7 +93,7 @@ struct vhost_sqcq_poller {
 	bool asleep;		/* past the NEED_WAKEUP re-check */
 	bool killed;		/* owner got SIGKILL: never wake the task */
 	u64 empty_since;	/* local_clock() when the rings ran empty */
-	unsigned long flags;	/* SQCQ_WAKE_PENDING */
+	unsigned long flags;	/* SQCQ_WAKE_PENDING, SQCQ_STOPPING */
 
 	/* Poller thread only. */
 	u64 spin_deadline;
@@ -245,8 +245,18 @@ static bool vhost_sqcq_fn(void *data)
 	u64 now;
 	int n;
 
-	/* We touch guest memory and take mutexes: be runnable first. */
+	/*
+	 * We touch guest memory and take mutexes: be runnable first.  That
+	 * loses a wakeup that comes before our own set_current_state() below:
+	 * kicks leave SQCQ_WAKE_PENDING for it, sqcq_destroy() SQCQ_STOPPING.
+	 */
 	__set_current_state(TASK_RUNNING);
+
+	/* Being stopped: stay runnable until the vhost_task loop sees it. */
+	if (unlikely(test_bit(SQCQ_STOPPING, &p->flags))) {
+		cond_resched();
+		return true;
+	}
 
 	if (unlikely(!p->started)) {
 		p->started = true;
@@ -318,13 +328,15 @@ static bool vhost_sqcq_fn(void *data)
 
 	/*
 	 * A kick that came after the rings were armed has set WAKE_PENDING
-	 * before calling vhost_task_wake().  set_current_state() orders our
-	 * state store before the flag load; wake_up_process() orders the
-	 * flag store before its state load: either we see the flag here, or
+	 * before calling vhost_task_wake(), and sqcq_destroy() sets STOPPING
+	 * before vhost_task_stop() wakes us.  set_current_state() orders our
+	 * state store before the flag loads; wake_up_process() orders the
+	 * flag store before its state load: either we see a flag here, or
 	 * the wakeup finds us TASK_INTERRUPTIBLE and schedule() returns.
 	 */
 	set_current_state(TASK_INTERRUPTIBLE);
-	if (test_and_clear_bit(SQCQ_WAKE_PENDING, &p->flags)) {
+	if (test_and_clear_bit(SQCQ_WAKE_PENDING, &p->flags) ||
+	    test_bit(SQCQ_STOPPING, &p->flags)) {
 		__set_current_state(TASK_RUNNING);
 		return true;	/* p->asleep: accounted as a wakeup */
 	}
@@ -532,7 +544,13 @@ static void sqcq_destroy(struct vhost_sqcq_poller *p)
 		p->ops->vq_state(vq)->poller = NULL;
 		mutex_unlock(&vq->mutex);
 	}
-	/* Waits for the thread to leave vhost_sqcq_fn() and exit. */
+	/*
+	 * Waits for the thread to leave vhost_sqcq_fn() and exit.  The flag
+	 * first: vhost_task_stop()'s wakeup is lost if it lands while
+	 * vhost_sqcq_fn() runs (see there), and the flag keeps it from going
+	 * to sleep again; pairs with set_current_state() in vhost_sqcq_fn().
+	 */
+	set_bit(SQCQ_STOPPING, &p->flags);
 	vhost_task_stop(p->vtsk);
 	sqcq_set_busy_cpu(p, -1);
 	debugfs_remove_recursive(p->dbg);
