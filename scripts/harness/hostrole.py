@@ -602,6 +602,24 @@ def own_kernel(plan):
     return json.loads(json.dumps(plan).replace(json.dumps(plan["host"]["vhost_scsi_ko"])[1:-1], ko))
 
 
+def lockdep_step():
+    """On a kernel with lockdep: was it still checking at the end?
+
+    Lockdep turns itself off after its first report (any report fails
+    the test through the log scan); this shows it did not go quiet.
+    """
+    try:
+        with open("/proc/lockdep_stats") as f:
+            stats = dict(x.split(":", 1) for x in f.read().splitlines() if ":" in x)
+    except OSError:
+        return []
+    on = stats.get(" debug_locks", stats.get("debug_locks", "")).strip()
+    chains = stats.get(" lock-classes", "").strip()
+    return [{"guest": "-", "step": "lockdep", "ok": on == "1",
+             "output": f"lockdep still checking at the end (debug_locks {on}, lock classes {chains})",
+             **({} if on == "1" else {"error": f"lockdep turned itself off (debug_locks {on}): see the log"})}]
+
+
 def kmemleak_step(host):
     """On a kernel with kmemleak: scan once everything is torn down."""
     path = "/sys/kernel/debug/kmemleak"
@@ -671,7 +689,7 @@ def run_plan(plan, out, role):
         ok, msg = host.unload_modules()
         summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
                                  **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
-        summary["steps"] += kmemleak_step(host)
+        summary["steps"] += kmemleak_step(host) + lockdep_step()
     except HostError as e:
         summary["host"]["error"] = str(e)
     write_summary(out, summary)
