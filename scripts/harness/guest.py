@@ -95,7 +95,16 @@ class Guest:
             except socket.timeout:
                 continue
             if not data:
-                raise GuestError(f"control channel closed during {what} (log: {self.console})")
+                # QEMU closing the socket means it is exiting: say how.
+                try:
+                    rc = self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    rc = None
+                how = ("QEMU still running" if rc is None else
+                       f"QEMU exited with {rc}" + (" (a guest reset or triple fault ends it: -no-reboot)"
+                                                   if rc == 0 else ""))
+                raise GuestError(f"control channel closed during {what}; {how} "
+                                 f"(logs: {self.console}, {self.qemu_log})")
             self.buf += data
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode(errors="replace").strip()
