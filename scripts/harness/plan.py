@@ -33,7 +33,8 @@ def build_paths():
                                       "kmod", "drivers", "vhost", "vhost_scsi.ko"),
         # Under KASAN the ACPI interpreter is so slow that QEMU's _PRT
         # loop hits its 30 s timeout (twice, at boot); virtio uses MSI-X.
-        "kernel_cmdline": "acpi=noirq" if os.environ.get("SQCQ_GUEST_KERNEL") else "",
+        # no5lvl: see scripts/vm/host-vm.sh.
+        "kernel_cmdline": "acpi=noirq no5lvl" if os.environ.get("SQCQ_GUEST_KERNEL") else "",
     }
 
 
