@@ -74,6 +74,13 @@ for t in "${tests[@]}"; do
 		hits=$(echo "$scan" | sed -n 's/^UNKNOWN //p' | head -5)
 		if [ -n "$hits" ]; then
 			rc=1; reason="${reason:+$reason; }kernel log: $(echo "$hits" | head -1)"
+			# The report itself, where the TAP output shows it (a CI log
+			# may be all there is): from a few lines before its first line.
+			first=$(echo "$hits" | head -1) f=${first%%:*} l=${first#*:}; l=${l%%:*}
+			{
+				echo "kernel report, $f line $l:"
+				sed -n "$((l > 12 ? l - 12 : 1)),$((l + 24))p" "$f"
+			} >>"$out/test.log"
 		fi
 		echo "$scan" | sed -n 's/^KNOWN /known report (tests\/known-reports.toml): /p' | sort -u >>"$out/warnings"
 	fi
@@ -88,7 +95,7 @@ for t in "${tests[@]}"; do
 		fail=$((fail + 1))
 		[ -n "$reason" ] || reason=$(grep -m1 -E '^(FAIL|error):' "$out/test.log" || tail -1 "$out/test.log")
 		echo "not ok $i - $n (${dt}s) # $reason" | tee "$out/tap"
-		sed 's/^/#   /' "$out/test.log" | tail -40
+		sed "s/^/#   /" "$out/test.log" | tail -70
 		echo "#   full log: $out/test.log"
 		;;
 	esac

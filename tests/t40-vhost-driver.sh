@@ -4,7 +4,8 @@
 # guest directly on /dev/vhost-scsi in the host VM, against a real LIO
 # target: no kick needed while the poller is awake, NEED_WAKEUP visible
 # once it sleeps, an unkicked request waits, a kick wakes it, data written
-# and read back; 50 feature toggles under I/O; completions never consumed;
+# and read back; 50 feature toggles under I/O; 50 endpoint clears with
+# writes in flight (none stranded); completions never consumed;
 # then an avail index a ring ahead, a descriptor loop, a descriptor
 # outside guest memory and an absurd indirect table: each must leave the
 # poller asleep and idle (no spinning past its budget), a second device

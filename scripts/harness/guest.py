@@ -4,6 +4,7 @@ The guest's init (scripts/guest/init) serves commands on a virtio-serial
 port; see that file for the protocol.
 """
 import os
+import re
 import socket
 import subprocess
 import tempfile
@@ -25,6 +26,7 @@ class Guest:
         self.console = os.path.join(outdir, f"guest-console{sfx}.log")
         self.qemu_log = os.path.join(outdir, f"qemu{sfx}.log")
         self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
+        self.mon_path = self.sock_path[:-len(".sock")] + ".mon"
         self.argv = [
             qemu, "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
             "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none",
@@ -34,6 +36,8 @@ class Guest:
             "-chardev", f"socket,id=ctl,path={self.sock_path},server=on,wait=on",
             "-device", "virtio-serial-pci",
             "-device", "virtserialport,chardev=ctl,name=sqcq.ctl",
+            # For post_mortem() only.
+            "-monitor", f"unix:{self.mon_path},server=on,wait=off",
         ]
         if not allow_reboot:
             self.argv.append("-no-reboot")  # a guest that resets is gone
@@ -67,9 +71,60 @@ class Guest:
                 if time.time() > deadline:
                     raise GuestError(f"QEMU never opened its control socket (log: {self.qemu_log})")
                 time.sleep(0.2)
-        line = self._readline(self.boot_timeout, "boot")
+        try:
+            line = self._readline(self.boot_timeout, "boot")
+        except GuestError as e:
+            raise GuestError(f"{e}; {self.post_mortem('boot')}") from None
         if line != "@@READY":
             raise GuestError(f"unexpected first line from guest: {line!r}")
+
+    def _monitor(self, commands, timeout=10):
+        """Answers of QEMU's human monitor to COMMANDS ('' if it is silent)."""
+        out = b""
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as m:
+                m.settimeout(timeout)
+                m.connect(self.mon_path)
+                for c in commands:
+                    m.sendall(c.encode() + b"\n")
+                m.sendall(b"info version\n")  # its answer ends the read
+                end = time.time() + timeout
+                while time.time() < end and out.count(b"(qemu)") <= len(commands) + 1:
+                    data = m.recv(65536)
+                    if not data:
+                        break
+                    out += data
+        except OSError as e:
+            out += f"\n(monitor: {e})".encode()
+        return out.decode(errors="replace").replace("\r", "")
+
+    def post_mortem(self, what):
+        """Where a guest that stopped answering is: QEMU's threads (state,
+        wait channel, kernel stack) and, if QEMU's monitor still answers,
+        the run state and every vCPU's registers.  Written to
+        guest-hang-<what>.txt; returns a one-line summary for the error."""
+        path = os.path.join(self.outdir, f"guest-hang-{what.split()[0]}.txt")
+        lines, states = [], []
+        pid = self.proc.pid if self.proc else None
+        for tid in sorted(os.listdir(f"/proc/{pid}/task")) if pid and self.proc.poll() is None else []:
+            t = f"/proc/{pid}/task/{tid}"
+            try:
+                comm = open(f"{t}/comm").read().strip()
+                state = open(f"{t}/stat").read().rsplit(")", 1)[1].split()[0]
+                wchan = open(f"{t}/wchan").read().strip()
+                stack = open(f"{t}/stack").read().strip() if os.access(f"{t}/stack", os.R_OK) else "?"
+            except OSError:
+                continue
+            states.append(f"{comm}:{state}{'/' + wchan if wchan not in ('', '0') else ''}")
+            lines.append(f"--- thread {tid} {comm} state {state} wchan {wchan}\n{stack}")
+        mon = self._monitor(["info status", "info registers -a"]) if states else ""
+        rips = re.findall(r"RIP=([0-9a-f]+)", mon)
+        status = re.search(r"VM status: (\S+)", mon)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n--- monitor\n" + mon + "\n")
+        return (f"QEMU threads {' '.join(states) or 'gone'}; VM status "
+                f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'} "
+                f"(post-mortem: {path})")
 
     @staticmethod
     def _tail(path, n=300):

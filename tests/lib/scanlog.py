@@ -15,9 +15,9 @@ import tomllib
 BAD = re.compile(r"BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection fault|possible circular locking|"
                  r"possible recursive locking|inconsistent lock state|suspicious RCU usage|"
                  r"INFO: task .* blocked for more than|sleeping function called from invalid context|"
-                 r"do not call blocking ops|unreferenced object|Call Trace:")
+                 r"do not call blocking ops|unreferenced object|rcu: INFO: .*stall|NMI backtrace for|Call Trace:")
 END = re.compile(r"---\[ end trace|</TASK>")
-START = re.compile(r"BUG:|WARNING:|Oops:|unreferenced object|general protection fault")
+START = re.compile(r"BUG:|WARNING:|Oops:|unreferenced object|general protection fault|rcu: INFO: .*stall")
 KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "known-reports.toml")
 
 

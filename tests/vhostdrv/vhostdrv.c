@@ -153,10 +153,20 @@ static uint64_t gpa(const void *p)
 
 /* --- the device ------------------------------------------------------ */
 
+/* VHOST_SCSI_SET_ENDPOINT or VHOST_SCSI_CLEAR_ENDPOINT on d->wwpn. */
+static void endpoint(struct dev *d, bool set)
+{
+	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
+
+	memcpy(t.vhost_wwpn, d->wwpn, sizeof(t.vhost_wwpn));
+	if (ioctl(d->fd, set ? VHOST_SCSI_SET_ENDPOINT : VHOST_SCSI_CLEAR_ENDPOINT, &t))
+		die("VHOST_SCSI_%s_ENDPOINT %s%s", set ? "SET" : "CLEAR", d->wwpn,
+		    set ? " (is it configured with targetcli?)" : "");
+}
+
 static void dev_open(struct dev *d, const char *name, const char *wwpn, bool sqcq)
 {
 	struct vhost_memory *m;
-	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
 	uint64_t offered;
 	int i, abi;
 
@@ -225,19 +235,14 @@ static void dev_open(struct dev *d, const char *name, const char *wwpn, bool sqc
 	d->slots = alloc(d, sizeof(*d->slots) * SLOTS * NREQ, 4096);
 
 	snprintf(d->wwpn, sizeof(d->wwpn), "%s", wwpn);
-	memcpy(t.vhost_wwpn, d->wwpn, sizeof(t.vhost_wwpn));
-	if (ioctl(d->fd, VHOST_SCSI_SET_ENDPOINT, &t))
-		die("VHOST_SCSI_SET_ENDPOINT %s (is it configured with targetcli?)", wwpn);
+	endpoint(d, true);
 }
 
 static void dev_close(struct dev *d)
 {
-	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
 	int i;
 
-	memcpy(t.vhost_wwpn, d->wwpn, sizeof(t.vhost_wwpn));
-	if (ioctl(d->fd, VHOST_SCSI_CLEAR_ENDPOINT, &t))
-		die("VHOST_SCSI_CLEAR_ENDPOINT %s", d->wwpn);
+	endpoint(d, false);
 	close(d->fd);
 	for (i = 0; i < NVQ; i++) {
 		close(d->vq[i].kick);
@@ -679,6 +684,64 @@ static void toggle(const char *wwpn)
 	check(npollers() == 0, "no poller left after the toggles (%d)", npollers());
 }
 
+/*
+ * The endpoint cleared with requests in flight, 50 times: each clear
+ * stops the poller and must return; each request the host had taken
+ * completes, and each it had not is served once the endpoint is back
+ * (none stranded); then the device still moves data.
+ */
+static void endpoint_cycles(const char *wwpn)
+{
+	struct dev d;
+	int i, s, bad = 0, wrong = 0, out = 0, late = 0, stranded = 0;
+	double t0, slowest = 0;
+	char why[128];
+	bool ok;
+
+	long_spin_params();
+	dev_open(&d, "cycles", wwpn, true);
+	for (i = 0; i < 50 && !stranded; i++) {
+		if (i)
+			endpoint(&d, true);
+		if (npollers() != 1)
+			wrong++;
+		if (out) {	/* left from the last clear: served now */
+			kick(&d);
+			s = reap(&d, out, 5, &bad);
+			late += s;
+			stranded = out - s;
+			out = 0;
+			if (stranded)
+				break;	/* their slots are not free to reuse */
+		}
+		for (s = 0; s < 4; s++)
+			publish(rq(&d), build(&d, s, true, 600 + s));
+		kick(&d);
+		t0 = now_s();
+		endpoint(&d, false);
+		if (now_s() - t0 > slowest)
+			slowest = now_s() - t0;
+		if (npollers() != 0)
+			wrong++;
+		out = 4 - reap(&d, 4, 0.2, &bad);
+	}
+	endpoint(&d, true);
+	if (out && !stranded) {
+		kick(&d);
+		s = reap(&d, out, 5, &bad);
+		late += s;
+		stranded = out - s;
+	}
+	check(!stranded && !bad && !wrong,
+	      "50 endpoint clears with 4 writes in flight: %d stranded, %d bad, %d wrong poller counts; %d served after the endpoint came back; slowest clear %.3f s",
+	      stranded, bad, wrong, late, slowest);
+	ok = io_roundtrip(&d, 700, 8, 11, why, sizeof(why));
+	check(ok, "after the endpoint cycles: %s", why);
+	dev_close(&d);
+	check(npollers() == 0, "no poller left after the endpoint cycles (%d)", npollers());
+	default_params();
+}
+
 enum hostile { AVAIL_JUMP, DESC_LOOP, BAD_ADDR, HUGE_INDIRECT };
 static const char * const hostile_name[] = {
 	"avail index a ring and more ahead", "descriptor loop",
@@ -903,6 +966,7 @@ int main(int argc, char **argv)
 	default_params();
 	protocol(argv[1]);
 	toggle(argv[1]);
+	endpoint_cycles(argv[1]);
 	no_consume(argv[1]);
 	for (h = AVAIL_JUMP; h <= HUGE_INDIRECT; h++)
 		hostile(argv[1], wwpn2, h);
