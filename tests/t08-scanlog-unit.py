@@ -19,6 +19,9 @@ cases = [
     ("KASAN", "[ 1.0] ==================\n[ 1.0] BUG: KASAN: slab-use-after-free in sqcq_poll+0x1\n", ["UNKNOWN"]),
     ("a report after a known one", known + "[ 9.0] WARNING: CPU: 1 PID: 7 at drivers/vhost/sqcq_host.c:10\n",
      ["KNOWN", "UNKNOWN"]),
+    ("RCU stall with its stack dump: one report", "[ 42.0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n"
+     "[ 42.1] rcu: RCU grace-period kthread stack dump:\n[ 42.2] task:rcu_preempt state:I\n"
+     "[ 42.3] Call Trace:\n[ 42.3]  <TASK>\n[ 42.4]  __schedule+0x1\n[ 42.4]  </TASK>\n", ["UNKNOWN"]),
     ("clean log", "[ 1.0] virtio-fs: ok\n[ 2.0] sd 0:0:0:0: [sda] Attached SCSI disk\n", []),
 ]
 fails = 0
