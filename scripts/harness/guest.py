@@ -17,14 +17,16 @@ class GuestError(Exception):
 
 class Guest:
     def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
-                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1, allow_reboot=False):
+                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1):
         self.name = name
+        self.kernel = kernel
         self.outdir = outdir
         self.boot_timeout = boot_timeout
         self.sock_path = os.path.join(tempfile.gettempdir(), f"sqcq-{name}-{os.getpid()}.sock")
         sfx = "" if boot == 1 else f"-boot{boot}"
         self.console = os.path.join(outdir, f"guest-console{sfx}.log")
         self.qemu_log = os.path.join(outdir, f"qemu{sfx}.log")
+        self.reset_log = os.path.join(outdir, f"qemu-resets{sfx}.log")
         self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
         self.mon_path = self.sock_path[:-len(".sock")] + ".mon"
         self.argv = [
@@ -32,15 +34,20 @@ class Guest:
             "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none",
             "-serial", f"file:{self.console}",
             "-kernel", kernel, "-initrd", initrd,
-            "-append", f"console=ttyS0 loglevel=4 panic=-1 {cmdline}".strip(),
+            # nokaslr: the RIPs of a post-mortem resolve with System.map.
+            "-append", f"console=ttyS0 loglevel=4 panic=-1 nokaslr {cmdline}".strip(),
             "-chardev", f"socket,id=ctl,path={self.sock_path},server=on,wait=on",
             "-device", "virtio-serial-pci",
             "-device", "virtserialport,chardev=ctl,name=sqcq.ctl",
             # For post_mortem() only.
             "-monitor", f"unix:{self.mon_path},server=on,wait=off",
+            # Every vCPU's registers at each reset.  A guest that resets
+            # itself (a triple fault, a panic: panic=-1) boots again and its
+            # init says @@READY, which cmd() takes as a failure: the log
+            # then has where each vCPU was (a silent exit under -no-reboot
+            # had nothing).
+            "-d", "cpu_reset", "-D", self.reset_log,
         ]
-        if not allow_reboot:
-            self.argv.append("-no-reboot")  # a guest that resets is gone
         if device:
             self.argv += ["-device", device]
         self.proc = None
@@ -150,22 +157,72 @@ class Guest:
             except socket.timeout:
                 continue
             if not data:
-                # QEMU closing the socket means it is exiting: say how.
-                try:
-                    rc = self.proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    rc = None
-                how = ("QEMU still running" if rc is None else
-                       f"QEMU exited with {rc}" + (" (a guest reset or triple fault ends it: -no-reboot)"
-                                                   if rc == 0 else ""))
-                raise GuestError(f"control channel closed during {what}; {how} "
-                                 f"(logs: {self.console}, {self.qemu_log})")
+                raise GuestError(f"control channel closed during {what}; {self._gone()}")
             self.buf += data
         line, self.buf = self.buf.split(b"\n", 1)
         return line.decode(errors="replace").strip()
 
+    def _gone(self):
+        """Why QEMU closed the control channel: it exits; say how."""
+        try:
+            rc = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        how = "QEMU still running" if rc is None else f"QEMU exited with {rc}"
+        return f"{how} (logs: {self.console}, {self.qemu_log})"
+
+    def symbol(self, rip):
+        """'func+0xoff' for a guest kernel address, else the address.  The
+        guest runs nokaslr; its symbols come from the System.map beside
+        its image (a kernel of 'make kernel') or, for Debian's kernel
+        (whose System.map is a stub), from this host's /proc/kallsyms when
+        the host runs that same kernel nokaslr (the host VM does)."""
+        maps = [self.kernel.replace("vmlinuz", "System.map")]
+        try:
+            if os.uname().release in self.kernel and "nokaslr" in open("/proc/cmdline").read():
+                maps.append("/proc/kallsyms")
+        except OSError:
+            pass
+        addr = int(rip, 16)
+        for smap in maps:
+            best = None
+            try:
+                with open(smap) as f:
+                    for line in f:
+                        parts = line.split()
+                        if len(parts) < 3 or parts[1] not in ("t", "T", "w", "W"):
+                            continue
+                        a = int(parts[0], 16)
+                        if a <= addr and (best is None or a > best[0]):
+                            best = (a, parts[2])
+            except (OSError, ValueError):
+                continue
+            if best and addr - best[0] < 0x10000:
+                return f"{best[1]}+{addr - best[0]:#x}"
+        return rip
+
+    def rebooted(self, what):
+        """The error for a guest that reset itself during WHAT: where its
+        vCPUs were (the last reset of each from long mode, i.e. the
+        kernel's, not the firmware's own INIT resets afterwards)."""
+        last = {}
+        try:
+            text = open(self.reset_log, errors="replace").read()
+        except OSError:
+            text = ""
+        for cpu, body in re.findall(r"CPU Reset \(CPU (\d+)\)\n(.*?)(?=CPU Reset|\Z)", text, re.S):
+            m = re.search(r"RIP=([0-9a-f]+)", body)
+            if m:
+                last[cpu] = m.group(1)
+        where = ", ".join(f"vCPU {c} at {self.symbol(r)}" for c, r in sorted(last.items())) or "no kernel state logged"
+        return GuestError(f"the guest reset itself during {what} (triple fault or panic; it booted "
+                          f"again): {where} (registers: {self.reset_log}; console: {self.console})")
+
     def _send(self, text):
-        self.sock.sendall(text.encode() + b"\n")
+        try:
+            self.sock.sendall(text.encode() + b"\n")
+        except OSError as e:
+            raise GuestError(f"cannot write to the guest's control channel ({e}); {self._gone()}") from None
 
     def cmd(self, command, timeout=60):
         """Run a shell command in the guest; return its exit code (output kept there)."""
@@ -177,6 +234,8 @@ class Guest:
         self._send(f"CMD {cid} {command}")
         while True:
             line = self._readline(timeout, f"command {command[:60]!r}")
+            if line == "@@READY":
+                raise self.rebooted(f"command {command[:60]!r}")
             if line.startswith(f"@@RC {cid} "):
                 rc = int(line.split()[2])
                 self._log(f"RC {cid} {rc}")
@@ -184,8 +243,9 @@ class Guest:
 
     def output(self, cid, timeout=60):
         self._send(f"GET {cid}")
-        while self._readline(timeout, "output") != f"@@OUT {cid}":
-            pass
+        while (line := self._readline(timeout, "output")) != f"@@OUT {cid}":
+            if line == "@@READY":
+                raise self.rebooted("output")
         lines = []
         while True:
             line = self._readline(timeout, "output")

@@ -550,7 +550,6 @@ def run_guest(plan, gp, out, role, counter_src):
     while True:
         boot += 1
         g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
-                  allow_reboot=any(s["type"] == "reboot" for s in gp["steps"]),
                   smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
                   cmdline=plan.get("kernel_cmdline", ""),
                   boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role), boot=boot)
