@@ -202,19 +202,31 @@ class Guest:
         return rip
 
     def rebooted(self, what):
-        """The error for a guest that reset itself during WHAT: where its
-        vCPUs were (the last reset of each from long mode, i.e. the
-        kernel's, not the firmware's own INIT resets afterwards)."""
-        last = {}
+        """The error for a guest that reset itself during WHAT, with where
+        each vCPU was at that reset (QEMU logs every vCPU at each reset,
+        CPU 0 first).  A vCPU already in its INIT state (EIP fff0) then is
+        the one that triple-faulted: KVM reinitialises a vCPU on a
+        shutdown intercept before it tells QEMU."""
         try:
             text = open(self.reset_log, errors="replace").read()
         except OSError:
             text = ""
-        for cpu, body in re.findall(r"CPU Reset \(CPU (\d+)\)\n(.*?)(?=CPU Reset|\Z)", text, re.S):
-            m = re.search(r"RIP=([0-9a-f]+)", body)
-            if m:
-                last[cpu] = m.group(1)
-        where = ", ".join(f"vCPU {c} at {self.symbol(r)}" for c, r in sorted(last.items())) or "no kernel state logged"
+        resets = re.findall(r"CPU Reset \(CPU (\d+)\)\n(.*?)(?=CPU Reset|\Z)", text, re.S)
+        ncpu = len({c for c, _ in resets})
+        kernel = [i for i, (_, body) in enumerate(resets) if "RIP=" in body]
+        where = "no vCPU was in the kernel at any reset"
+        if kernel:
+            first = max(i for i in range(kernel[-1] + 1) if resets[i][0] == "0")
+            desc = []
+            for cpu, body in resets[first:first + ncpu]:
+                rip = re.search(r"RIP=([0-9a-f]+)", body)
+                if rip:
+                    desc.append(f"vCPU {cpu} at {self.symbol(rip.group(1))}")
+                elif "EIP=0000fff0" in body:
+                    desc.append(f"vCPU {cpu} already in its INIT state (it triple-faulted)")
+                else:
+                    desc.append(f"vCPU {cpu} not in long mode")
+            where = ", ".join(desc)
         return GuestError(f"the guest reset itself during {what} (triple fault or panic; it booted "
                           f"again): {where} (registers: {self.reset_log}; console: {self.console})")
 

@@ -49,6 +49,8 @@ if [ -n "${SQCQ_L1_KERNEL:-}" ]; then
 	# KASAN and lockdep make it slower; kmemleak scans take minutes.
 	stall_s=$((stall_s * 2))
 fi
+# SQCQ_L1_CMDLINE: more kernel parameters for the host VM (experiments).
+kparams="$kparams ${SQCQ_L1_CMDLINE:-}"
 [ -r "$kernel" ] || die "$kernel missing: install linux-image-$SQCQ_KVER (make deps)"
 mkdir -p "$out"
 rm -f "$out/l1-rc" "$out/l1-hung" "$out/l1-died"
