@@ -287,13 +287,20 @@ class Guest:
             if self.sock and self.proc.poll() is None:
                 self._send("OFF")
             self.proc.wait(timeout)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, GuestError, subprocess.TimeoutExpired):
             self.kill()
         finally:
             if self.sock:
                 self.sock.close()
 
-    def kill(self):
+    def kill(self, timeout=120):
+        """SIGKILL QEMU and reap it.  Its exit tears down the VM and its
+        vhost device in the kernel (slow on a debug kernel); one that is
+        still there after TIMEOUT is stuck there: say where."""
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(10)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                raise GuestError(f"QEMU (pid {self.proc.pid}) still there {timeout}s after SIGKILL; "
+                                 f"{self.post_mortem('kill')}") from None

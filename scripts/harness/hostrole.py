@@ -319,6 +319,8 @@ def run_second_guest(step, g, gdir, gplan):
               cmdline=gplan.get("_cmdline", ""))
     fio = ("fio --name={n} --filename=/dev/sda --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
            "--ioengine=libaio --offset={o} --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1")
+    tmo = step.get("timeout", 600)  # scaled with the plan (plan.write)
+    err = None
     try:
         b.start()
         for r in run_steps(b, bdir, dict(gplan, steps=[x for x in gplan["steps"] if x.get("setup")]), None):
@@ -328,18 +330,26 @@ def run_second_guest(step, g, gdir, gplan):
         b.run(f"({fio.format(n='second', o='0')} >/tmp/second.log 2>&1; "
                         "echo $? >/tmp/second.rc) >/dev/null 2>&1 &")
         rc_a, out_a = g.run(fio.format(n="first", o="384M") + " --output-format=terse --terse-version=3"
-                            " >/tmp/first.log 2>&1; rc=$?; tail -3 /tmp/first.log; exit $rc", timeout=300)
+                            " >/tmp/first.log 2>&1; rc=$?; tail -3 /tmp/first.log; exit $rc", timeout=tmo)
         if rc_a:
             raise HostError(f"the first guest's fio verify failed while the second ran: {out_a[-300:]}")
-        rc_b, out_b = b.run("for i in $(seq 3000); do [ -f /tmp/second.rc ] && break; sleep 0.1; done; "
-                            "cat /tmp/second.rc 2>/dev/null; tail -3 /tmp/second.log", timeout=330)
+        rc_b, out_b = b.run(f"for i in $(seq {tmo * 10}); do [ -f /tmp/second.rc ] && break; sleep 0.1; done; "
+                            "cat /tmp/second.rc 2>/dev/null; tail -3 /tmp/second.log", timeout=tmo + 30)
         if out_b.split()[:1] != ["0"]:
             raise HostError(f"the second guest's fio verify failed or did not end: {out_b[-300:]}")
         _, dm = b.run("dmesg", timeout=30)
         with open(b.dmesg, "w") as f:
             f.write(dm)
-    finally:
+    except (GuestError, HostError) as e:
+        err = e
+    # Stopping the second guest can fail too (a QEMU that does not exit):
+    # that is reported after the first failure, not instead of it.
+    try:
         b.stop()
+    except GuestError as e:
+        err = HostError(f"{err}; then: {e}" if err else str(e))
+    if err:
+        raise err
     for _ in range(100):
         left = counters.poller_stats()["pollers"]
         if left == n0:
@@ -559,7 +569,8 @@ def run_guest(plan, gp, out, role, counter_src):
             g.start()
         except GuestError as e:
             why = boot_env_failure(g, e) if boot == 1 else None
-            g.kill()
+            if not end_guest(g, gp, results, kill=True):
+                why = None
             if why:
                 os.replace(g.console, os.path.join(gdir, "guest-console.boot-crash.log"))
                 results.append({"guest": gp["name"], "step": "boot-crash", "ok": True,
@@ -588,9 +599,20 @@ def run_guest(plan, gp, out, role, counter_src):
                     f.write(dm)
             except (GuestError, OSError):
                 pass
-            g.stop()
+            more = end_guest(g, gp, results) and more
         if not more:
             return results
+
+
+def end_guest(g, gp, results, kill=False):
+    """Stop (or kill) a guest's QEMU; a QEMU that does not go away is a
+    failed step of its own ("qemu-exit", with where it is stuck)."""
+    try:
+        g.kill() if kill else g.stop()
+        return True
+    except GuestError as e:
+        results.append({"guest": gp["name"], "step": "qemu-exit", "ok": False, "error": str(e)})
+        return False
 
 
 def write_summary(out, summary, partial=False):

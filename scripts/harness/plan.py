@@ -6,6 +6,7 @@ guests, each with its mode's setup and a list of steps (fio or shell).
 import json
 import os
 import subprocess
+import sys
 import tomllib
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -109,7 +110,34 @@ def verify_steps(mode, modes, size="128M"):
     ]
 
 
+def scale_timeouts(node, scale):
+    """Multiply every 'timeout' and 'boot_timeout' in a plan by SCALE."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("timeout", "boot_timeout") and isinstance(v, (int, float)):
+                node[k] = int(v * scale)
+            else:
+                scale_timeouts(v, scale)
+    elif isinstance(node, list):
+        for v in node:
+            scale_timeouts(v, scale)
+
+
 def write(plan, path):
+    """Write PLAN; its timeouts times SQCQ_TIMEOUT_SCALE (e.g. 2 on the
+    debug kernel, where the host VM is 5-10 times slower)."""
+    raw = os.environ.get("SQCQ_TIMEOUT_SCALE", "1")
+    try:
+        scale = float(raw)
+        if not 1 <= scale <= 20:
+            raise ValueError
+    except ValueError:
+        sys.exit(f"SQCQ_TIMEOUT_SCALE={raw!r} is invalid: a number from 1 to 20")
+    if scale != 1:
+        for g in plan.get("guests", []):
+            g.setdefault("boot_timeout", 180)
+        scale_timeouts(plan, scale)
+        plan["timeout_scale"] = scale
     with open(path, "w") as f:
         json.dump(plan, f, indent=1)
 
