@@ -198,6 +198,8 @@ def main():
         on = [o for o in DEBUG_OPTS if re.search(rf"^CONFIG_{o}=y", conf, re.M)]
         kinfo = (f"built by 'make kernel' ({kdir}) with {', '.join(on)}; nested guests on "
                  + ("it too" if a.guest_kernel else "Debian's kernel"))
+    if os.environ.get("SQCQ_L1_CMDLINE"):
+        kinfo += f"; host VM booted with {os.environ['SQCQ_L1_CMDLINE']} (SQCQ_L1_CMDLINE)"
     with open(os.path.join(run_dir, "kernel"), "w") as f:
         f.write(kinfo + "\n")
     env["SQCQ_RUN_DIR"] = run_dir

@@ -17,7 +17,7 @@ class GuestError(Exception):
 
 class Guest:
     def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
-                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1):
+                 device="", cmdline="", boot_timeout=180, cpu="host", boot=1, extra=()):
         self.name = name
         self.kernel = kernel
         self.outdir = outdir
@@ -48,6 +48,7 @@ class Guest:
             # had nothing).
             "-d", "cpu_reset", "-D", self.reset_log,
         ]
+        self.argv += list(extra)
         if device:
             self.argv += ["-device", device]
         self.proc = None
@@ -84,6 +85,13 @@ class Guest:
             raise GuestError(f"{e}; {self.post_mortem('boot')}") from None
         if line != "@@READY":
             raise GuestError(f"unexpected first line from guest: {line!r}")
+        # A kernel that crashed while booting resets (panic=-1) and boots
+        # again: that boot failed, though its second try answered.
+        before = self._tail(self.console, 1 << 20).split("SQCQ-L2: up")[0]
+        crash = re.search(r"(Oops|BUG|Kernel panic|general protection fault)[^\[]*", before)
+        if crash:
+            raise GuestError(f"the guest crashed while booting and reset itself: {crash.group(0).strip()} "
+                             f"(console: {self.console})")
 
     def _monitor(self, commands, timeout=10):
         """Answers of QEMU's human monitor to COMMANDS ('' if it is silent)."""

@@ -55,11 +55,11 @@ plan=$out/plan.json
 echo "SQCQ-L1: up after $(cut -d' ' -f1 /proc/uptime)s; plan $plan"
 
 hostname sqcq-l1
-# Memory every 5 s: a host VM that dies without a word (PID 1 killed, an
+# Memory (and page migrations) every 5 s: a host VM that dies without a word (PID 1 killed, an
 # OOM panic) leaves its last sample behind (host-vm.sh prints it).
 (
 	while :; do
-		echo "$(cut -d' ' -f1 /proc/uptime)s $(grep -E '^(MemFree|MemAvailable|Cached|Shmem):' /proc/meminfo | tr -s ' \n' ' ')"
+		echo "$(cut -d' ' -f1 /proc/uptime)s $(grep -E '^(MemFree|MemAvailable|Cached|Shmem):' /proc/meminfo | tr -s ' \n' ' ')$(grep -E '^(pgmigrate_success|compact_stall|compact_daemon_wake) ' /proc/vmstat | tr -s ' \n' ' ')"
 		sleep 5
 	done >"$out/l1-meminfo.log" 2>/dev/null
 ) &
