@@ -52,6 +52,7 @@ class Guest:
         if device:
             self.argv += ["-device", device]
         self.proc = None
+        self.hang = None  # post_mortem(): {"threads": [(comm, stack)], "summary": str}
         self.sock = None
         self.buf = b""
         self.seq = 0
@@ -117,9 +118,10 @@ class Guest:
         """Where a guest that stopped answering is: QEMU's threads (state,
         wait channel, kernel stack) and, if QEMU's monitor still answers,
         the run state and every vCPU's registers.  Written to
-        guest-hang-<what>.txt; returns a one-line summary for the error."""
-        path = os.path.join(self.outdir, f"guest-hang-{what.split()[0]}.txt")
-        lines, states = [], []
+        guest-hang-<what>.txt and kept in self.hang; returns a one-line
+        summary for the error."""
+        path = os.path.join(self.outdir, f"guest-hang-{what}.txt")
+        lines, states, threads = [], [], []
         pid = self.proc.pid if self.proc else None
         for tid in sorted(os.listdir(f"/proc/{pid}/task")) if pid and self.proc.poll() is None else []:
             t = f"/proc/{pid}/task/{tid}"
@@ -132,14 +134,17 @@ class Guest:
                 continue
             states.append(f"{comm}:{state}{'/' + wchan if wchan not in ('', '0') else ''}")
             lines.append(f"--- thread {tid} {comm} state {state} wchan {wchan}\n{stack}")
+            threads.append((comm, stack))
         mon = self._monitor(["info status", "info registers -a"]) if states else ""
         rips = re.findall(r"RIP=([0-9a-f]+)", mon)
         status = re.search(r"VM status: (\S+)", mon)
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n--- monitor\n" + mon + "\n")
-        return (f"QEMU threads {' '.join(states) or 'gone'}; VM status "
-                f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'} "
-                f"(post-mortem: {path})")
+        summary = (f"QEMU threads {' '.join(states) or 'gone'}; VM status "
+                   f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'} "
+                   f"(post-mortem: {path})")
+        self.hang = {"threads": threads, "summary": summary}
+        return summary
 
     @staticmethod
     def _tail(path, n=300):

@@ -524,7 +524,7 @@ def progress(out, msg):
         f.write(f"{time.time():.0f} {msg}\n")
 
 
-def boot_env_failure(g, err):
+def boot_env_failure(g):
     """Why a guest that did not boot is no fault of the project's, or None.
 
     Nothing of ours runs in the guest before its init answers (our
@@ -541,18 +541,11 @@ def boot_env_failure(g, err):
         text = ""
     if "Oops: int3" in text.split("SQCQ-L2: up")[0]:
         return "the nested guest oopsed on a stray int3 while booting (TCG live-patching race)"
-    if "SQCQ-L2: up" in text:
+    if text.strip() or not g.hang or not g.hang["threads"]:
         return None
-    hang = os.path.join(g.outdir, "guest-hang-boot.txt")
-    try:
-        with open(hang, errors="replace") as f:
-            threads = f.read().split("\n--- monitor")[0].split("--- thread ")[1:]
-    except OSError:
+    if any("vhost" in stack for comm, stack in g.hang["threads"] if not comm.startswith("vhost-")):
         return None
-    in_vhost = [t for t in threads if not t.split()[1].startswith("vhost-") and "vhost" in t]
-    if "did not answer" in str(err) and not text.strip() and threads and not in_vhost:
-        return f"the nested guest printed nothing within its boot timeout ({str(err)[str(err).find('QEMU threads'):]})"
-    return None
+    return f"the nested guest printed nothing within its boot timeout ({g.hang['summary']})"
 
 
 def run_guest(plan, gp, out, role, counter_src):
@@ -583,7 +576,7 @@ def run_guest(plan, gp, out, role, counter_src):
         try:
             g.start()
         except GuestError as e:
-            why = boot_env_failure(g, e) if boot == 1 else None
+            why = boot_env_failure(g) if boot == 1 else None
             if not end_guest(g, gp, results, kill=True):
                 why = None
             if why:

@@ -137,7 +137,6 @@ def write(plan, path):
         for g in plan.get("guests", []):
             g.setdefault("boot_timeout", 180)
         scale_timeouts(plan, scale)
-        plan["timeout_scale"] = scale
     with open(path, "w") as f:
         json.dump(plan, f, indent=1)
 
