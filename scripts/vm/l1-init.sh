@@ -4,14 +4,25 @@
 # directory is a second, writable virtiofs share (tag "out").
 #
 # The plan is OUTDIR/plan.json (host-vm.sh puts it there).  Runs scripts/host/run_plan.py on it, saves dmesg, powers off.
-# Never exits: PID 1 exiting panics the kernel.
+# Never exits: PID 1 exiting panics the kernel (see halt()).
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH LANG=C.UTF-8
 
+# Power off, then wait in bash builtins only: sysrq 'o' shuts devices
+# down asynchronously, virtiofs among them, so exec'ing sleep from the
+# root share can fail (EIO, exit 126, seen in CI) and PID 1 would return
+# and panic the kernel on its way out.  The wait reads a FIFO on tmpfs
+# that nothing writes (opened below, once /run is mounted).
 halt() {
 	sync
 	echo o >/proc/sysrq-trigger
-	sleep 30
+	while :; do
+		if [ -e /proc/self/fd/9 ]; then
+			read -r -t 3600 -u 9 _
+		else
+			: # no FIFO (halting before /run): spin until power-off
+		fi
+	done
 }
 
 mount -t proc proc /proc
@@ -22,6 +33,7 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mount -t tmpfs tmpfs /run
+mkfifo /run/halt.fifo && exec 9<>/run/halt.fifo
 # Writable scratch space, except where the project itself lives (a checkout
 # under /tmp must stay visible).
 for d in /tmp /var/tmp /var/lib/dbus /var/lock; do
