@@ -191,8 +191,10 @@ def main():
         env["SQCQ_L1_KERNEL"] = kdir
         if a.guest_kernel:
             env["SQCQ_GUEST_KERNEL"] = kdir
-        # KASAN, lockdep and kmemleak under TCG: give every test twice its time.
-        env.update(SQCQ_TIMEOUT_SCALE="2", PLAN_TIMEOUT="1800")
+        # KASAN, lockdep and kmemleak under TCG: give every test twice its
+        # time, unless the caller chose otherwise.
+        env.setdefault("SQCQ_TIMEOUT_SCALE", "2")
+        env.setdefault("PLAN_TIMEOUT", "1800")
         with open(os.path.join(kdir, "config")) as f:
             conf = f.read()
         on = [o for o in DEBUG_OPTS if re.search(rf"^CONFIG_{o}=y", conf, re.M)]
