@@ -355,7 +355,9 @@ static double poller_cpu_s(struct dev *d)
 		return -1;
 	p = fgets(buf, sizeof(buf), f);
 	fclose(f);
-	if (!p || !(p = strrchr(buf, ')')))
+	if (p)
+		p = strrchr(buf, ')');
+	if (!p)
 		return -1;
 	/* Fields after the comm: state is 3, utime 14, stime 15. */
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
@@ -425,8 +427,10 @@ static uint16_t build(struct dev *d, int s, bool write, uint32_t blk)
 	return h;
 }
 
-/* Publish @head.  The release store pairs with the host's read barrier
- * after it loads avail->idx (vhost_get_avail_idx()). */
+/*
+ * Publish @head.  The release store pairs with the host's read barrier
+ * after it loads avail->idx (vhost_get_avail_idx()).
+ */
 static void publish(struct vq *q, uint16_t head)
 {
 	q->avail->ring[q->avail_idx % NUM] = head;
@@ -510,8 +514,10 @@ static bool batch(struct dev *d, bool write, uint32_t lba0, int count, char *why
 	return false;
 }
 
-/* Write then read back @count blocks at @lba0 with kicks as a driver
- * would do them; return true if all completed and the data matches. */
+/*
+ * Write then read back @count blocks at @lba0 with kicks as a driver
+ * would do them; return true if all completed and the data matches.
+ */
 static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char *why, size_t wl)
 {
 	uint8_t want[BLK];
@@ -646,7 +652,8 @@ static void protocol(const char *wwpn)
 	      w0, w1, i0, i1);
 
 	/* Driver-style I/O: kicks only when NEED_WAKEUP is set. */
-	d.kicks = d.kicks_skipped = 0;
+	d.kicks = 0;
+	d.kicks_skipped = 0;
 	ok = io_roundtrip(&d, 200, SLOTS, 2, why, sizeof(why));
 	check(ok, "driver-style I/O (kick only on NEED_WAKEUP): %s, %d kicks, %d skipped",
 	      why, d.kicks, d.kicks_skipped);
@@ -815,8 +822,10 @@ static void hostile(const char *wwpn, const char *wwpn2, enum hostile h)
 	check(npollers() == 0, "%s: device torn down, poller gone (%d left)", hostile_name[h], npollers());
 }
 
-/* A guest that never consumes completions: the host fills the used ring
- * and stops; nothing spins; everything is there when the guest looks. */
+/*
+ * A guest that never consumes completions: the host fills the used ring
+ * and stops; nothing spins; everything is there when the guest looks.
+ */
 static void no_consume(const char *wwpn)
 {
 	struct dev d;
