@@ -2,6 +2,7 @@
 """Run the reliability suite on the debug kernel and print its table.
 
 Usage: reliability.py [--stock-kernel] [--tests t20,t41,...]
+       reliability.py --resume RUN_DIR
        reliability.py --table RUN_DIR
 
 Builds (or reuses) the debug kernel of 'make kernel' (the series in tree,
@@ -21,6 +22,12 @@ table, scenario | result | evidence, also written to RUN_DIR/table.md.
 (SQCQ_GUEST_KERNEL); here that guest stops in early boot (a KASAN
 wild-memory-access in the interrupt entry during cpu_detect, before any
 project code) under nested SVM on TCG.
+--resume RUN_DIR finishes a run that was interrupted (the whole suite
+takes hours on the debug kernel): the tests with a result in RUN_DIR are
+kept as they are, failures included; a test cut off midway is moved
+aside to <test>.interrupted-<time>/ and runs again with the ones not yet
+run, on the same kernel (checked).  RUN_DIR/parts records each part's
+time, commit and tests; the table says how many parts there were.
 --table RUN_DIR prints the table of a finished run again.
 Exits 1 if any scenario failed.
 """
@@ -149,22 +156,57 @@ def kernel_line(run_dir):
     return "?"
 
 
+def read(path, default=""):
+    return open(path).read().strip() if os.path.exists(path) else default
+
+
 def table(run_dir):
     rows = []
+    # (not the <test>.interrupted-<time>/ a resumed run moved aside)
     for tdir in sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*"))):
-        rows += test_rows(tdir)
-    kfile = os.path.join(run_dir, "kernel")
-    kinfo = open(kfile).read().strip() if os.path.exists(kfile) else ""
+        if "." not in os.path.basename(tdir):
+            rows += test_rows(tdir)
+    kinfo = read(os.path.join(run_dir, "kernel"))
+    parts = read(os.path.join(run_dir, "parts")).splitlines()
     out = [f"# Reliability suite: {run_dir}", "",
-           f"Host VM kernel: {kernel_line(run_dir)}{'; ' + kinfo if kinfo else ''}", "",
-           "| scenario | result | evidence |", "|---|---|---|"]
+           f"Host VM kernel: {kernel_line(run_dir)}{'; ' + kinfo if kinfo else ''}", ""]
+    if len(parts) > 1:
+        out += [f"Run in {len(parts)} parts (scripts/reliability.py --resume):", ""]
+        out += [f"- {x}" for x in parts] + [""]
+    out += ["| scenario | result | evidence |", "|---|---|---|"]
     out += [f"| {cell(a, 90)} | {b} | {cell(c)} |" for a, b, c in rows]
     failed = [a for a, b, _ in rows if b == "FAILED"]
-    out += ["", f"{len(rows)} rows, {len(failed)} failed" + (f": {', '.join(failed[:8])}" if failed else "")]
+    done = {os.path.basename(t).split("-", 1)[0] for t in glob.glob(os.path.join(run_dir, "t[0-9]*-*"))
+            if os.path.exists(os.path.join(t, "tap"))}
+    missing = [t for t in SUITE if t not in done]
+    out += ["", f"{len(rows)} rows, {len(failed)} failed" + (f": {', '.join(failed[:8])}" if failed else "")
+            + (f"; not run (or not finished) of the suite: {', '.join(missing)}" if missing else "")]
     text = "\n".join(out) + "\n"
     with open(os.path.join(run_dir, "table.md"), "w") as f:
         f.write(text)
     return text, not failed
+
+
+def resume_tests(run_dir, patterns, kinfo):
+    """The tests of @patterns that @run_dir has no result for."""
+    was = read(os.path.join(run_dir, "kernel"))
+    if was != kinfo:
+        sys.exit(f"reliability: {run_dir} ran on another kernel or options:\n  then: {was}\n  now:  {kinfo}\n"
+                 "resume it with the same kernel and options, or start a new run")
+    names = subprocess.run([os.path.join(TOP, "tests", "run.sh"), "--list"] + patterns,
+                           stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    todo = []
+    for n in (os.path.splitext(x)[0] for x in names):
+        tdir = os.path.join(run_dir, n)
+        if os.path.exists(os.path.join(tdir, "tap")):
+            print(f"reliability: kept {n}: {read(os.path.join(tdir, 'tap'))}")
+            continue
+        if os.path.isdir(tdir):
+            aside = f"{tdir}.interrupted-{time.strftime('%H%M%S')}"
+            os.rename(tdir, aside)
+            print(f"reliability: {n} was cut off midway; moved to {aside}, runs again")
+        todo.append(n)
+    return todo
 
 
 def main():
@@ -173,6 +215,7 @@ def main():
     ap.add_argument("--guest-kernel", action="store_true",
                     help="the nested guests boot the debug kernel too (does not boot here yet)")
     ap.add_argument("--tests", default=",".join(SUITE), help="comma-separated test name patterns")
+    ap.add_argument("--resume", metavar="RUN_DIR", help="run the tests an interrupted run did not finish")
     ap.add_argument("--table", metavar="RUN_DIR", help="print the table of a finished run")
     a = ap.parse_args()
     if a.table:
@@ -180,8 +223,13 @@ def main():
         print(text, end="")
         return 0 if ok else 1
     env = dict(os.environ)
-    run_dir = os.path.join(TOP, "results", f"reliability-{time.strftime('%Y%m%d-%H%M%S')}")
-    os.makedirs(run_dir)
+    if a.resume:
+        run_dir = os.path.abspath(a.resume)
+        if not os.path.isfile(os.path.join(run_dir, "kernel")):
+            sys.exit(f"reliability: {run_dir} is not a run of this script (no 'kernel' file in it)")
+    else:
+        run_dir = os.path.join(TOP, "results", f"reliability-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.makedirs(run_dir)
     kinfo = "Debian's kernel, no debug options"
     if not a.stock_kernel:
         p = subprocess.run([os.path.join(TOP, "scripts", "build-kernel.sh")], stdout=subprocess.PIPE, text=True)
@@ -202,11 +250,22 @@ def main():
                  + ("it too" if a.guest_kernel else "Debian's kernel"))
     if os.environ.get("SQCQ_L1_CMDLINE"):
         kinfo += f"; host VM booted with {os.environ['SQCQ_L1_CMDLINE']} (SQCQ_L1_CMDLINE)"
-    with open(os.path.join(run_dir, "kernel"), "w") as f:
-        f.write(kinfo + "\n")
+    tests = a.tests.split(",")
+    if a.resume:
+        tests = resume_tests(run_dir, tests, kinfo)
+        if not tests:
+            print(f"reliability: every test of {run_dir} has its result; nothing to run")
+    else:
+        with open(os.path.join(run_dir, "kernel"), "w") as f:
+            f.write(kinfo + "\n")
     env["SQCQ_RUN_DIR"] = run_dir
-    print(f"reliability: {kinfo}; results in {run_dir}", flush=True)
-    subprocess.run([os.path.join(TOP, "tests", "run.sh")] + a.tests.split(","), env=env)
+    if tests:
+        commit = subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout.strip()
+        with open(os.path.join(run_dir, "parts"), "a") as f:
+            f.write(f"{time.strftime('%Y-%m-%d %H:%M')} commit {commit or '?'}: {' '.join(tests)}\n")
+        print(f"reliability: {kinfo}; results in {run_dir}", flush=True)
+        subprocess.run([os.path.join(TOP, "tests", "run.sh")] + tests, env=env)
     text, ok = table(run_dir)
     print()
     print(text, end="")
