@@ -35,7 +35,11 @@ class Guest:
             "-serial", f"file:{self.console}",
             "-kernel", kernel, "-initrd", initrd,
             # nokaslr: the RIPs of a post-mortem resolve with System.map.
-            "-append", f"console=ttyS0 loglevel=4 panic=-1 nokaslr {cmdline}".strip(),
+            # hung_task_panic: a task blocked for 120 s is already a failure
+            # (tests/lib/scanlog.py); with it the kernel turns the console
+            # verbose first, so the blocked task's stack and held locks reach
+            # the console (loglevel=4 hides them), then panics and resets.
+            "-append", f"console=ttyS0 loglevel=4 panic=-1 nokaslr hung_task_panic=1 {cmdline}".strip(),
             "-chardev", f"socket,id=ctl,path={self.sock_path},server=on,wait=on",
             "-device", "virtio-serial-pci",
             "-device", "virtserialport,chardev=ctl,name=sqcq.ctl",
@@ -112,7 +116,16 @@ class Guest:
                     out += data
         except OSError as e:
             out += f"\n(monitor: {e})".encode()
-        return out.decode(errors="replace").replace("\r", "")
+        return self._unecho(out.decode(errors="replace").replace("\r", ""))
+
+    @staticmethod
+    def _unecho(text):
+        """The monitor echoes each keystroke with cursor moves (ESC [K,
+        ESC [D): keep the command as finally typed."""
+        def line(m):
+            typed = re.split(r"\x1b\[[0-9;]*[A-Za-z]", m.group(0))
+            return "(qemu) " + next((t for t in reversed(typed) if t.strip()), "")
+        return re.sub(r"\(qemu\) [^\n]*\x1b[^\n]*", line, text)
 
     def post_mortem(self, what):
         """Where a guest that stopped answering is: QEMU's threads (state,
@@ -137,6 +150,22 @@ class Guest:
             threads.append((comm, stack))
         mon = self._monitor(["info status", "info registers -a"]) if states else ""
         rips = re.findall(r"RIP=([0-9a-f]+)", mon)
+        if rips:
+            # Each vCPU's next instruction bytes (this QEMU is built
+            # without a disassembler) and local APIC (pending and in-service
+            # vectors), then the registers again 2 s later: a RIP that does
+            # not move is stuck, not slow.
+            per_cpu = []
+            for i in range(len(rips)):
+                per_cpu += [f"cpu {i}", "x/8xb $pc", "info lapic"]
+            more = self._monitor(per_cpu)
+            mon += more
+            # (the bytes at each RIP, for the summary: 0f 30 is wrmsr, f4 hlt)
+            at = [(blk.strip().splitlines() or ["?"])[0] for blk in more.split("(qemu) x/8xb $pc")[1:]]
+            rips = [f"{r} [{' '.join(b[2:] for b in a.split(':', 1)[1].split())}]" if ": 0x" in a else r
+                    for r, a in zip(rips, at + [""] * len(rips))]
+            time.sleep(2)
+            mon += self._monitor(["info registers -a"])
         status = re.search(r"VM status: (\S+)", mon)
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n--- monitor\n" + mon + "\n")

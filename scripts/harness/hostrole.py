@@ -7,6 +7,7 @@ counters, and writes the results under the output directory.
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -543,7 +544,11 @@ def boot_env_failure(g):
         return "the nested guest oopsed on a stray int3 while booting (TCG live-patching race)"
     if text.strip() or not g.hang or not g.hang["threads"]:
         return None
-    if any("vhost" in stack for comm, stack in g.hang["threads"] if not comm.startswith("vhost-")):
+    # QEMU's own threads, not the kernel tasks in its thread group (its
+    # vhost workers "vhost-<pid>" and, since 6.12.y, KVM's NX huge page
+    # recovery thread "kvm-nx-lpage-recovery"): both sleep in vhost_task_fn.
+    if any(re.search(r"\bvhost_(?!task_fn)", stack) for comm, stack in g.hang["threads"]
+           if not comm.startswith(("vhost-", "kvm-"))):
         return None
     return f"the nested guest printed nothing within its boot timeout ({g.hang['summary']})"
 

@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+# Description: the harness's verdict on a nested guest that did not boot
+# (scripts/harness/hostrole.py boot_env_failure): an int3 oops before the
+# init answered, or silence with none of QEMU's own threads in vhost, is
+# the emulator's (booted once more); silence with a QEMU thread inside
+# vhost, any console output, or no post-mortem is not.  Kernel tasks in
+# QEMU's thread group (vhost workers, KVM's NX huge page recovery thread)
+# sleep in vhost_task_fn and do not count.  Also the monitor echo filter.
+import os
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(TOP, "scripts"))
+from harness.guest import Guest  # noqa: E402
+from harness.hostrole import boot_env_failure  # noqa: E402
+
+VCPU = ("qemu-system-x86", "[<0>] vcpu_enter_guest.constprop.0+0x19bf/0x2360 [kvm]\n[<0>] kvm_vcpu_ioctl+0x4cf/0xc90 [kvm]")
+WORKER = ("vhost-869", "[<0>] vhost_task_fn+0x1f0/0x230\n[<0>] ret_from_fork+0x2f/0x50")
+NX = ("kvm-nx-lpage-re", "[<0>] vhost_task_fn+0x1f0/0x230\n[<0>] ret_from_fork+0x2f/0x50")
+IN_VHOST = ("qemu-system-x86", "[<0>] vhost_dev_ioctl+0x1a/0x300 [vhost]\n[<0>] vhost_scsi_ioctl+0x90/0x200 [vhost_scsi]")
+
+
+class FakeGuest:
+    def __init__(self, console, threads):
+        f = tempfile.NamedTemporaryFile("w", suffix="-console.log", delete=False)
+        f.write(console)
+        f.close()
+        self.console = f.name
+        self.hang = {"threads": threads, "summary": "post-mortem"} if threads is not None else None
+
+
+cases = [
+    ("silent, QEMU's threads outside vhost (workers and NX recovery asleep)", "", [VCPU, WORKER, NX], True),
+    ("silent, a QEMU thread inside vhost", "", [VCPU, IN_VHOST, WORKER], False),
+    ("int3 oops before the init answered", "[ 3.1] Oops: int3: 0000 [#1] PREEMPT SMP\n", [VCPU], True),
+    ("int3 oops after the init answered", "SQCQ-L2: up after 9.1s\n[ 30.0] Oops: int3: 0000 [#1]\n", [VCPU], False),
+    ("a hung-task report while booting", "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n",
+     [VCPU, WORKER, NX], False),
+    ("silent, no post-mortem (QEMU gone)", "", None, False),
+]
+print(f"1..{len(cases) + 1}")
+fails = 0
+for i, (name, console, threads, env) in enumerate(cases, 1):
+    g = FakeGuest(console, threads)
+    why = boot_env_failure(g)
+    os.unlink(g.console)
+    ok = bool(why) == env
+    fails += not ok
+    print(f"{'ok' if ok else 'not ok'} {i} - {name}: {'emulator, boot again' if why else 'a failure'}"
+          + ("" if ok else f" (expected {'emulator' if env else 'a failure'}; got {why!r})"))
+echoed = ("QEMU 7.2.22 monitor\n(qemu) i\x1b[K\x1b[Din\x1b[K\x1b[D\x1b[Dinfo status\x1b[K\nVM status: running\n"
+          "(qemu) x\x1b[K\x1b[Dx/8xb $pc\x1b[K\nffffffffc0232070: 0x0f 0x30\n")
+want = "QEMU 7.2.22 monitor\n(qemu) info status\nVM status: running\n(qemu) x/8xb $pc\nffffffffc0232070: 0x0f 0x30\n"
+got = Guest._unecho(echoed)
+fails += got != want
+print(f"{'ok' if got == want else 'not ok'} {len(cases) + 1} - monitor echo filtered" + ("" if got == want else f": {got!r}"))
+sys.exit(1 if fails else 0)
