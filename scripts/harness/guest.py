@@ -3,6 +3,7 @@
 The guest's init (scripts/guest/init) serves commands on a virtio-serial
 port; see that file for the protocol.
 """
+import glob
 import os
 import re
 import socket
@@ -127,6 +128,25 @@ class Guest:
             return "(qemu) " + next((t for t in reversed(typed) if t.strip()), "")
         return re.sub(r"\(qemu\) [^\n]*\x1b[^\n]*", line, text)
 
+    @staticmethod
+    def _thread_ticks():
+        """{(pid/tid, comm): utime+stime} of every thread on this kernel."""
+        ticks = {}
+        for task in glob.glob("/proc/[0-9]*/task/[0-9]*/stat"):
+            try:
+                head, rest = open(task).read().rsplit(")", 1)
+            except OSError:
+                continue
+            f = rest.split()
+            ticks[(task.split("/")[2] + "/" + task.split("/")[4], head.split("(", 1)[1])] = int(f[11]) + int(f[12])
+        return ticks
+
+    @staticmethod
+    def _busiest(t0, t1, n=8):
+        """Threads that ran most between two _thread_ticks() samples."""
+        d = sorted(((t1[k] - t0.get(k, 0), k) for k in t1), reverse=True)
+        return [f"{comm} ({tid}) {ticks}" for ticks, (tid, comm) in d[:n] if ticks > 0]
+
     def post_mortem(self, what):
         """Where a guest that stopped answering is: QEMU's threads (state,
         wait channel, kernel stack) and, if QEMU's monitor still answers,
@@ -149,6 +169,7 @@ class Guest:
             lines.append(f"--- thread {tid} {comm} state {state} wchan {wchan}\n{stack}")
             threads.append((comm, stack))
         mon = self._monitor(["info status", "info registers -a"]) if states else ""
+        busiest = ""
         rips = re.findall(r"RIP=([0-9a-f]+)", mon)
         if rips:
             # Each vCPU's next instruction bytes (this QEMU is built
@@ -164,13 +185,17 @@ class Guest:
             at = [(blk.strip().splitlines() or ["?"])[0] for blk in more.split("(qemu) x/8xb $pc")[1:]]
             rips = [f"{r} [{' '.join(b[2:] for b in a.split(':', 1)[1].split())}]" if ": 0x" in a else r
                     for r, a in zip(rips, at + [""] * len(rips))]
+            busy0 = self._thread_ticks()
             time.sleep(2)
             mon += self._monitor(["info registers -a"])
+            busy = self._busiest(busy0, self._thread_ticks())
+            mon += "\n--- this kernel's busiest threads in those 2 s (CPU ticks)\n" + "\n".join(busy)
+            busiest = f"; busiest threads here {', '.join(busy[:3]) or 'none'}"
         status = re.search(r"VM status: (\S+)", mon)
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n--- monitor\n" + mon + "\n")
         summary = (f"QEMU threads {' '.join(states) or 'gone'}; VM status "
-                   f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'} "
+                   f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'}{busiest} "
                    f"(post-mortem: {path})")
         self.hang = {"threads": threads, "summary": summary}
         return summary
