@@ -170,7 +170,7 @@ class Guest:
             threads.append((comm, stack))
         mon = self._monitor(["info status", "info registers -a"]) if states else ""
         busiest = ""
-        rips = re.findall(r"RIP=([0-9a-f]+)", mon)
+        rips = re.findall(r"[ER]IP=([0-9a-f]+)", mon)
         if rips:
             # Each vCPU's next instruction bytes (this QEMU is built
             # without a disassembler) and local APIC (pending and in-service
@@ -183,8 +183,9 @@ class Guest:
             mon += more
             # (the bytes at each RIP, for the summary: 0f 30 is wrmsr, f4 hlt)
             at = [(blk.strip().splitlines() or ["?"])[0] for blk in more.split("(qemu) x/8xb $pc")[1:]]
-            rips = [f"{r} [{' '.join(b[2:] for b in a.split(':', 1)[1].split())}]" if ": 0x" in a else r
-                    for r, a in zip(rips, at + [""] * len(rips))]
+            # (read a moment after the registers: the vCPU may have moved)
+            rips = [f"{r} [{a.split(':')[0].lstrip('0') or '0'}: {' '.join(b[2:] for b in a.split(':', 1)[1].split())}]"
+                    if ": 0x" in a else r for r, a in zip(rips, at + [""] * len(rips))]
             busy0 = self._thread_ticks()
             time.sleep(2)
             mon += self._monitor(["info registers -a"])
