@@ -118,7 +118,7 @@ def test_rows(tdir):
         if "error" in s.get("host", {}):
             rows.append((f"{short} host role", "FAILED", s["host"]["error"]))
         for st in s.get("steps", []):
-            if QUIET.match(st["step"]) or (st["step"].startswith("host-check") and rows and st.get("ok")):
+            if st.get("ok") and (QUIET.match(st["step"]) or (st["step"].startswith("host-check") and rows)):
                 continue
             # Tests with several plans (t21) keep each in its own directory.
             sub = os.path.relpath(os.path.dirname(os.path.dirname(sp)), tdir)
