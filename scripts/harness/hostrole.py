@@ -259,6 +259,8 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 raise HostError(f"unknown step type {step['type']}")
         except (GuestError, HostError, ValueError, OSError, subprocess.TimeoutExpired) as e:
             res["error"] = str(e)
+            if getattr(e, "triple_fault", False):
+                res["triple_fault"] = True
             results.append(res)
             res["seconds"] = round(time.time() - t0, 1)
             raise StepAbort(results)
@@ -570,6 +572,7 @@ def run_guest(plan, gp, out, role, counter_src):
     todo = [s for s in gp["steps"] if not s.get("setup")]
     results = []
     boot = 0
+    retried = False
     while True:
         boot += 1
         g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
@@ -601,10 +604,19 @@ def run_guest(plan, gp, out, role, counter_src):
                                                _cmdline=plan.get("kernel_cmdline", "")),
                                  counter_src)
         except StepAbort as e:
+            last = e.results[-1]
+            again = last.get("triple_fault") and not retried
+            if again:
+                # A silent triple fault (Guest.rebooted): the emulator's;
+                # that step runs once more on a fresh boot, with a warning.
+                retried = True
+                last.update(ok=True, step=f"{last['step']}-triple-fault",
+                            warning=f"{last.pop('error')}; nothing on the guest's console, so the "
+                                    f"emulator's: step run again on a fresh boot, once")
             results += e.results
             ran = {r["step"] for r in e.results}
-            todo = [s for s in todo if s["name"] not in ran]
-            more = bool(gp.get("continue_after_failure") and todo)
+            todo = [s for s in todo if s["name"] not in ran or (again and last["step"] == f"{s['name']}-triple-fault")]
+            more = bool((again or gp.get("continue_after_failure")) and todo)
         finally:
             try:
                 _, dm = g.run("dmesg", timeout=30)

@@ -10,6 +10,7 @@ or SECTION.KEY (e.g. poller.vq_work).
 """
 import json
 import operator
+import os
 import re
 import sys
 
@@ -58,6 +59,10 @@ def main():
         print(line)
         if st.get("warning"):
             print(f"note: {st['guest']}/{st['step']}: {st['warning']}")
+            # ... and on the test's TAP line (tests/run.sh; it drops duplicates)
+            if os.environ.get("SQCQ_TEST_OUT"):
+                with open(os.path.join(os.environ["SQCQ_TEST_OUT"], "warnings"), "a") as f:
+                    f.write(f"{st['guest']}/{st['step']}: {st['warning']}\n")
         if not st["ok"]:
             print(f"FAIL: {st['guest']}/{st['step']}: {st.get('error', '?')}")
             rc = 1
