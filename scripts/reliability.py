@@ -167,9 +167,9 @@ def read(path, default=""):
 def table(run_dir):
     rows = []
     # (not the <test>.interrupted-<time>/ a resumed run moved aside)
-    for tdir in sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*"))):
-        if "." not in os.path.basename(tdir):
-            rows += test_rows(tdir)
+    tdirs = [t for t in sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*"))) if "." not in os.path.basename(t)]
+    for tdir in tdirs:
+        rows += test_rows(tdir)
     kinfo = read(os.path.join(run_dir, "kernel"))
     parts = read(os.path.join(run_dir, "parts")).splitlines()
     out = [f"# Reliability suite: {run_dir}", "",
@@ -180,8 +180,7 @@ def table(run_dir):
     out += ["| scenario | result | evidence |", "|---|---|---|"]
     out += [f"| {cell(a, 90)} | {b} | {cell(c)} |" for a, b, c in rows]
     failed = [a for a, b, _ in rows if b == "FAILED"]
-    done = {os.path.basename(t).split("-", 1)[0] for t in glob.glob(os.path.join(run_dir, "t[0-9]*-*"))
-            if os.path.exists(os.path.join(t, "tap"))}
+    done = {os.path.basename(t).split("-", 1)[0] for t in tdirs if os.path.exists(os.path.join(t, "tap"))}
     missing = [t for t in SUITE if t not in done]
     out += ["", f"{len(rows)} rows, {len(failed)} failed" + (f": {', '.join(failed[:8])}" if failed else "")
             + (f"; not run (or not finished) of the suite: {', '.join(missing)}" if missing else "")]

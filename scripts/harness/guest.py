@@ -185,11 +185,11 @@ class Guest:
                 per_cpu += [f"cpu {i}", "x/8xb $pc", "info lapic"]
             more = self._monitor(per_cpu)
             mon += more
-            # (the bytes at each RIP, for the summary: 0f 30 is wrmsr, f4 hlt)
-            at = [(blk.strip().splitlines() or ["?"])[0] for blk in more.split("(qemu) x/8xb $pc")[1:]]
-            # (read a moment after the registers: the vCPU may have moved)
-            rips = [f"{r} [{a.split(':')[0].lstrip('0') or '0'}: {' '.join(b[2:] for b in a.split(':', 1)[1].split())}]"
-                    if ": 0x" in a else r for r, a in zip(rips, at + [""] * len(rips))]
+            # The bytes at each RIP for the summary (0f 30 is wrmsr, f4
+            # hlt), with the address they were read at, a moment after the
+            # registers: "ffffffff81164795: 0x31 0xc0 ..." -> "ffffffff81164795: 31 c0 ...".
+            dumps = re.findall(r"\(qemu\) x/8xb \$pc\n0*([0-9a-f]+): ([^\n]*)", more)
+            rips = [f"{r} [{at}: {b.replace('0x', '')}]" for r, (at, b) in zip(rips, dumps)] + rips[len(dumps):]
             busy0 = self._thread_ticks()
             time.sleep(2)
             mon += self._monitor(["info registers -a"])
