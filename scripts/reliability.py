@@ -2,7 +2,7 @@
 """Run the reliability suite on the debug kernel and print its table.
 
 Usage: reliability.py [--stock-kernel] [--tests t20,t41,...]
-       reliability.py --resume RUN_DIR
+       reliability.py --resume RUN_DIR [--again t21,t32]
        reliability.py --table RUN_DIR
 
 Builds (or reuses) the debug kernel of 'make kernel' (the series in tree,
@@ -28,6 +28,9 @@ kept as they are, failures included; a test cut off midway is moved
 aside to <test>.interrupted-<time>/ and runs again with the ones not yet
 run, on the same kernel (checked).  RUN_DIR/parts records each part's
 time, commit and tests; the table says how many parts there were.
+--again TESTS (with --resume) runs finished tests of RUN_DIR again: their
+earlier results are moved aside to <test>.earlier-<time>/ and the table
+lists them with their verdicts, so a rerun never hides a failure.
 --table RUN_DIR prints the table of a finished run again.
 Exits 1 if any scenario failed.
 """
@@ -166,7 +169,7 @@ def read(path, default=""):
 
 def table(run_dir):
     rows = []
-    # (not the <test>.interrupted-<time>/ a resumed run moved aside)
+    # (not the <test>.interrupted-<time>/ or .earlier-<time>/ a resumed run moved aside)
     tdirs = [t for t in sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*"))) if "." not in os.path.basename(t)]
     for tdir in tdirs:
         rows += test_rows(tdir)
@@ -177,6 +180,10 @@ def table(run_dir):
     if len(parts) > 1:
         out += [f"Run in {len(parts)} parts (scripts/reliability.py --resume):", ""]
         out += [f"- {x}" for x in parts] + [""]
+    earlier = sorted(glob.glob(os.path.join(run_dir, "t[0-9]*-*.earlier-*")))
+    if earlier:
+        out += ["Earlier results of tests run again (--again), moved aside:", ""]
+        out += [f"- {os.path.basename(t)}: {read(os.path.join(t, 'tap'), 'no result')}" for t in earlier] + [""]
     out += ["| scenario | result | evidence |", "|---|---|---|"]
     out += [f"| {cell(a, 90)} | {b} | {cell(c)} |" for a, b, c in rows]
     failed = [a for a, b, _ in rows if b == "FAILED"]
@@ -190,18 +197,29 @@ def table(run_dir):
     return text, not failed
 
 
-def resume_tests(run_dir, patterns, kinfo):
-    """The tests of @patterns that @run_dir has no result for."""
+def test_names(patterns):
+    names = subprocess.run([os.path.join(TOP, "tests", "run.sh"), "--list"] + patterns,
+                           stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    return [os.path.splitext(x)[0] for x in names]
+
+
+def resume_tests(run_dir, patterns, kinfo, again=()):
+    """The tests of @patterns that @run_dir has no result for, and those of
+    @again (their results moved aside)."""
     was = read(os.path.join(run_dir, "kernel"))
     if was != kinfo:
         sys.exit(f"reliability: {run_dir} ran on another kernel or options:\n  then: {was}\n  now:  {kinfo}\n"
                  "resume it with the same kernel and options, or start a new run")
-    names = subprocess.run([os.path.join(TOP, "tests", "run.sh"), "--list"] + patterns,
-                           stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+    rerun = set(test_names(list(again))) if again else set()
     todo = []
-    for n in (os.path.splitext(x)[0] for x in names):
+    for n in test_names(patterns):
         tdir = os.path.join(run_dir, n)
-        if os.path.exists(os.path.join(tdir, "tap")):
+        if os.path.exists(os.path.join(tdir, "tap")) and n in rerun:
+            aside = f"{tdir}.earlier-{time.strftime('%H%M%S')}"
+            os.rename(tdir, aside)
+            print(f"reliability: {n} runs again (--again); its earlier result, "
+                  f"{read(os.path.join(aside, 'tap'))}, moved to {aside}")
+        elif os.path.exists(os.path.join(tdir, "tap")):
             print(f"reliability: kept {n}: {read(os.path.join(tdir, 'tap'))}")
             continue
         if os.path.isdir(tdir):
@@ -219,12 +237,16 @@ def main():
                     help="the nested guests boot the debug kernel too (does not boot here yet)")
     ap.add_argument("--tests", default=",".join(SUITE), help="comma-separated test name patterns")
     ap.add_argument("--resume", metavar="RUN_DIR", help="run the tests an interrupted run did not finish")
+    ap.add_argument("--again", metavar="TESTS",
+                    help="with --resume: comma-separated patterns of finished tests to run again")
     ap.add_argument("--table", metavar="RUN_DIR", help="print the table of a finished run")
     a = ap.parse_args()
     if a.table:
         text, ok = table(a.table)
         print(text, end="")
         return 0 if ok else 1
+    if a.again and not a.resume:
+        ap.error("--again needs --resume RUN_DIR (the run whose tests to run again)")
     env = dict(os.environ)
     if a.resume:
         run_dir = os.path.abspath(a.resume)
@@ -255,7 +277,7 @@ def main():
         kinfo += f"; host VM booted with {os.environ['SQCQ_L1_CMDLINE']} (SQCQ_L1_CMDLINE)"
     tests = a.tests.split(",")
     if a.resume:
-        tests = resume_tests(run_dir, tests, kinfo)
+        tests = resume_tests(run_dir, tests, kinfo, a.again.split(",") if a.again else ())
         if not tests:
             print(f"reliability: every test of {run_dir} has its result; nothing to run")
     else:

@@ -1,16 +1,23 @@
 #!/usr/bin/python3
 # Description: the harness's verdict on a nested guest that did not boot
 # (scripts/harness/hostrole.py boot_env_failure): an int3 oops before the
-# init answered, or silence with none of QEMU's own threads in vhost, is
-# the emulator's (booted once more); silence with a QEMU thread inside
-# vhost, any console output, or no post-mortem is not.  Kernel tasks in
+# init answered, or a stall before it (silent, or a hung-task report) with
+# none of QEMU's own threads in vhost, is the emulator's (booted once
+# more); a stall with a QEMU thread inside vhost or an SQ poller among the
+# busiest threads, any report after the init's first line, or no
+# post-mortem is not.  Kernel tasks in
 # QEMU's thread group (vhost workers, KVM's NX huge page recovery thread)
 # sleep in vhost_task_fn and do not count.  A guest that reset itself
 # mid-command (Guest.rebooted, on a recorded QEMU reset log: the Debian
 # host VM's t21, 14:28) is a silent triple fault, run once more, only when
 # a vCPU was in its INIT state and the console has no kernel report.
-# Also the monitor echo filter.
+# Also the monitor echo filter, and scripts/reliability.py --resume
+# --again: a finished test run again keeps its earlier result, listed in
+# the table with its verdict; a test cut off midway is moved aside.
+import contextlib
+import io
 import os
+import shutil
 import sys
 import tempfile
 
@@ -19,6 +26,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 from harness.guest import Guest  # noqa: E402
 from harness.hostrole import boot_env_failure  # noqa: E402
+import reliability  # noqa: E402
 
 VCPU = ("qemu-system-x86", "[<0>] vcpu_enter_guest.constprop.0+0x19bf/0x2360 [kvm]\n[<0>] kvm_vcpu_ioctl+0x4cf/0xc90 [kvm]")
 WORKER = ("vhost-869", "[<0>] vhost_task_fn+0x1f0/0x230\n[<0>] ret_from_fork+0x2f/0x50")
@@ -27,12 +35,12 @@ IN_VHOST = ("qemu-system-x86", "[<0>] vhost_dev_ioctl+0x1a/0x300 [vhost]\n[<0>] 
 
 
 class FakeGuest:
-    def __init__(self, console, threads):
+    def __init__(self, console, threads, busy=()):
         f = tempfile.NamedTemporaryFile("w", suffix="-console.log", delete=False)
         f.write(console)
         f.close()
         self.console = f.name
-        self.hang = {"threads": threads, "summary": "post-mortem"} if threads is not None else None
+        self.hang = {"threads": threads, "busy": list(busy), "summary": "post-mortem"} if threads is not None else None
 
 
 cases = [
@@ -40,8 +48,12 @@ cases = [
     ("silent, a QEMU thread inside vhost", "", [VCPU, IN_VHOST, WORKER], False),
     ("int3 oops before the init answered", "[ 3.1] Oops: int3: 0000 [#1] PREEMPT SMP\n", [VCPU], True),
     ("int3 oops after the init answered", "SQCQ-L2: up after 9.1s\n[ 30.0] Oops: int3: 0000 [#1]\n", [VCPU], False),
-    ("a hung-task report while booting", "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n",
-     [VCPU, WORKER, NX], False),
+    ("a hung-task report while booting (debug host VM's t21, 12:37)",
+     "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n", [VCPU, WORKER, NX], True),
+    ("a hung-task report after the init answered", "SQCQ-L2: up after 67.2s\n"
+     "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n", [VCPU, WORKER, NX], False),
+    ("a stall while an SQ poller thread is busy", "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n",
+     [VCPU, WORKER, NX], False, ["qemu-system-x86 (422/431) 180", "vhost-sqcq-246 (250/250) 20"]),
     ("silent, no post-mortem (QEMU gone)", "", None, False),
 ]
 RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-triple-fault.log")
@@ -52,10 +64,10 @@ tf_cases = [
      RESETS, False),
     ("reset with no vCPU in INIT state: a failure", "SQCQ-L2: up\nSQCQ-L2: up\n", None, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 1}")
+print(f"1..{len(cases) + len(tf_cases) + 2}")
 fails = 0
-for i, (name, console, threads, env) in enumerate(cases, 1):
-    g = FakeGuest(console, threads)
+for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
+    g = FakeGuest(console, threads, *busy)
     why = boot_env_failure(g)
     os.unlink(g.console)
     ok = bool(why) == env
@@ -87,4 +99,31 @@ want = "QEMU 7.2.22 monitor\n(qemu) info status\nVM status: running\n(qemu) x/8x
 got = Guest._unecho(echoed)
 fails += got != want
 print(f"{'ok' if got == want else 'not ok'} {len(cases) + len(tf_cases) + 1} - monitor echo filtered" + ("" if got == want else f": {got!r}"))
+
+# --resume RUN --again t21 on a recorded-looking run: t10 kept, t21 (failed)
+# moved aside and run again, t41 (no result) moved aside, t42 not yet run.
+run = tempfile.mkdtemp(prefix="sqcq-t09-run-")
+for name, tap in (("t10-baseline-verify", "ok 1 - t10-baseline-verify (682s)"),
+                  ("t21-sqcq-fallback", "not ok 3 - t21-sqcq-fallback (1592s)"), ("t41-faults", None)):
+    os.makedirs(os.path.join(run, name))
+    if tap:
+        with open(os.path.join(run, name, "tap"), "w") as f:
+            f.write(tap + "\n")
+with open(os.path.join(run, "kernel"), "w") as f:
+    f.write("K\n")
+with contextlib.redirect_stdout(io.StringIO()):
+    todo = reliability.resume_tests(run, ["t10", "t21", "t41", "t42"], "K", ["t21"])
+    os.makedirs(os.path.join(run, "t21-sqcq-fallback"))
+    with open(os.path.join(run, "t21-sqcq-fallback", "tap"), "w") as f:
+        f.write("ok 3 - t21-sqcq-fallback (1100s)\n")
+    text, all_ok = reliability.table(run)
+left = sorted(os.listdir(run))
+shutil.rmtree(run)
+want = ["t21-sqcq-fallback", "t41-faults", "t42-load"]
+ok = (todo == want and any(x.startswith("t21-sqcq-fallback.earlier-") for x in left)
+      and any(x.startswith("t41-faults.interrupted-") for x in left) and "t10-baseline-verify" in left
+      and "not ok 3 - t21-sqcq-fallback (1592s)" in text and "| **t21-sqcq-fallback** | ok |" in text)
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 2} - reliability --resume --again keeps the earlier result in view"
+      + ("" if ok else f": todo {todo}, dir {left}\n{text}"))
 sys.exit(1 if fails else 0)

@@ -13,6 +13,8 @@ import time
 
 
 # Kernel reports on a guest's console (any of them rules out a silent triple fault).
+# The first line scripts/guest/init prints: the guest's kernel booted.
+INIT_UP = "SQCQ-L2: up"
 REPORT = r"Kernel panic|Oops|BUG:|WARNING:|general protection|double fault|Call Trace|INFO: task|stall"
 
 
@@ -97,7 +99,7 @@ class Guest:
             raise GuestError(f"unexpected first line from guest: {line!r}")
         # A kernel that crashed while booting resets (panic=-1) and boots
         # again: that boot failed, though its second try answered.
-        before = self._tail(self.console, 1 << 20).split("SQCQ-L2: up")[0]
+        before = self._tail(self.console, 1 << 20).split(INIT_UP)[0]
         crash = re.search(r"(Oops|BUG|Kernel panic|general protection fault)[^\[]*", before)
         if crash:
             raise GuestError(f"the guest crashed while booting and reset itself: {crash.group(0).strip()} "
@@ -173,7 +175,7 @@ class Guest:
             lines.append(f"--- thread {tid} {comm} state {state} wchan {wchan}\n{stack}")
             threads.append((comm, stack))
         mon = self._monitor(["info status", "info registers -a"]) if states else ""
-        busiest = ""
+        busiest, busy = "", []
         rips = re.findall(r"[ER]IP=([0-9a-f]+)", mon)
         if rips:
             # Each vCPU's next instruction bytes (this QEMU is built
@@ -202,7 +204,7 @@ class Guest:
         summary = (f"QEMU threads {' '.join(states) or 'gone'}; VM status "
                    f"{status.group(1) if status else '(monitor silent)'}; vCPU RIPs {' '.join(rips) or '?'}{busiest} "
                    f"(post-mortem: {path})")
-        self.hang = {"threads": threads, "summary": summary}
+        self.hang = {"threads": threads, "busy": busy, "summary": summary}
         return summary
 
     @staticmethod

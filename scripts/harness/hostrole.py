@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from . import counters
-from .guest import Guest, GuestError
+from .guest import INIT_UP, REPORT, Guest, GuestError
 
 WWPN = "naa.5001405000000001"
 LOOP_WWN = "naa.5001405000000002"  # tcm_loop export for the host ceiling
@@ -531,20 +531,26 @@ def boot_env_failure(g):
     """Why a guest that did not boot is no fault of the project's, or None.
 
     Nothing of ours runs in the guest before its init answers (our
-    modules are loaded by a step afterwards), so two failures there are
-    the emulator's: an oops on a leftover int3 of kernel live patching,
-    and a guest that says nothing at all for the whole boot timeout while
-    none of QEMU's own threads (its vhost workers aside) is inside vhost
-    (CI saw one once; Guest.post_mortem() keeps where its vCPUs were).
+    modules are loaded by a step afterwards), and the host's vhost-scsi
+    has no endpoint, hence no poller, until the guest's driver sets
+    DRIVER_OK.  So a boot that stopped before the guest's init printed
+    its first line is the emulator's: an oops on a leftover int3 of kernel
+    live patching, or a kernel that stalled (silent, or with a hung-task
+    or RCU stall report) while none of QEMU's own threads (its vhost
+    workers aside) is inside vhost and no SQ poller thread of an earlier
+    guest is among this kernel's busiest (both seen on the debug host VM;
+    Guest.post_mortem() keeps where the vCPUs were).  A guest whose init
+    did print, or a post-mortem that shows vhost, is a failure.
     """
     try:
         with open(g.console, errors="replace") as f:
             text = f.read()
     except OSError:
         text = ""
-    if "Oops: int3" in text.split("SQCQ-L2: up")[0]:
+    before = text.split(INIT_UP)[0]
+    if "Oops: int3" in before:
         return "the nested guest oopsed on a stray int3 while booting (TCG live-patching race)"
-    if text.strip() or not g.hang or not g.hang["threads"]:
+    if INIT_UP in text or not g.hang or not g.hang["threads"]:
         return None
     # QEMU's own threads, not the kernel tasks in its thread group (its
     # vhost workers "vhost-<pid>" and, since 6.12.y, KVM's NX huge page
@@ -552,7 +558,12 @@ def boot_env_failure(g):
     if any(re.search(r"\bvhost_(?!task_fn)", stack) for comm, stack in g.hang["threads"]
            if not comm.startswith(("vhost-", "kvm-"))):
         return None
-    return f"the nested guest printed nothing within its boot timeout ({g.hang['summary']})"
+    if any(b.startswith("vhost-sqcq") for b in g.hang.get("busy", [])):
+        return None
+    report = re.search(rf"[^\n]*({REPORT})[^\n]*", before)
+    what = f"stalled at boot ('{' '.join(report.group(0).split())}')" if report else \
+        "printed nothing within its boot timeout"
+    return f"the nested guest {what} before its init ran ({g.hang['summary']})"
 
 
 def run_guest(plan, gp, out, role, counter_src):
