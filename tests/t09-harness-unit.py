@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Description: the harness's verdict on a nested guest that did not boot
 # (scripts/harness/hostrole.py boot_env_failure): an int3 oops before the
-# init answered, or a stall before it (silent, or a hung-task report) with
+# init answered, any crash before it after which the guest reset and
+# booted, or a stall before it (silent, or a hung-task report) with
 # none of QEMU's own threads in vhost, is the emulator's (booted once
 # more); a stall with a QEMU thread inside vhost or an SQ poller among the
 # busiest threads, any report after the init's first line, or no
@@ -11,7 +12,10 @@
 # mid-command (Guest.rebooted, on a recorded QEMU reset log: the Debian
 # host VM's t21, 14:28) is a silent triple fault, run once more, only when
 # a vCPU was in its INIT state and the console has no kernel report.
-# Also the monitor echo filter, and scripts/reliability.py --resume
+# After a silent triple fault in a fault group's step (debug host VM's t43,
+# 17:05: the guest died while the LUN was relinked), the whole group runs
+# again, not just the step that met the reset; outside a group, only that
+# step.  Also the monitor echo filter, and scripts/reliability.py --resume
 # --again: a finished test run again keeps its earlier result, listed in
 # the table with its verdict; a test cut off midway is moved aside.
 import contextlib
@@ -25,7 +29,8 @@ sys.dont_write_bytecode = True
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 from harness.guest import Guest  # noqa: E402
-from harness.hostrole import boot_env_failure  # noqa: E402
+from harness import plan as P  # noqa: E402
+from harness.hostrole import boot_env_failure, rerun_after_triple_fault  # noqa: E402
 import reliability  # noqa: E402
 
 VCPU = ("qemu-system-x86", "[<0>] vcpu_enter_guest.constprop.0+0x19bf/0x2360 [kvm]\n[<0>] kvm_vcpu_ioctl+0x4cf/0xc90 [kvm]")
@@ -54,6 +59,8 @@ cases = [
      "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n", [VCPU, WORKER, NX], False),
     ("a stall while an SQ poller thread is busy", "[ 261.1] INFO: task kworker/u8:0:55 blocked for more than 120 seconds.\n",
      [VCPU, WORKER, NX], False, ["qemu-system-x86 (422/431) 180", "vhost-sqcq-246 (250/250) 20"]),
+    ("a double fault before the init ran, reset and booted (debug host VM's t43, 17:05)",
+     "[ 57.0] Oops: double fault: 0000 [#1] PREEMPT SMP NOPTI\nSQCQ-L2: up after 61.2s\n", None, True),
     ("silent, no post-mortem (QEMU gone)", "", None, False),
 ]
 RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-triple-fault.log")
@@ -64,7 +71,7 @@ tf_cases = [
      RESETS, False),
     ("reset with no vCPU in INIT state: a failure", "SQCQ-L2: up\nSQCQ-L2: up\n", None, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 2}")
+print(f"1..{len(cases) + len(tf_cases) + 4}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -100,6 +107,28 @@ got = Guest._unecho(echoed)
 fails += got != want
 print(f"{'ok' if got == want else 'not ok'} {len(cases) + len(tf_cases) + 1} - monitor echo filtered" + ("" if got == want else f": {got!r}"))
 
+# The t43 boot: verify-write ok, then the lun-relink group; the host step
+# failed (the poller went away with the guest's reset), the verify met it.
+todo = [{"name": "verify-write"}] + P.fault_steps("lun-relink")
+res = [{"step": "verify-write", "ok": True}, {"step": "lun-relink-start-io", "ok": True},
+       {"step": "lun-unlink-relink", "ok": False, "error": "the poller is gone after the relink"},
+       {"step": "lun-back-verify", "ok": False, "error": "the guest reset itself", "triple_fault": True}]
+rerun_after_triple_fault(res, todo)
+left = [s["name"] for s in todo if s["name"] not in {r["step"] for r in res}]
+ok = (left == ["lun-relink-start-io", "lun-unlink-relink", "lun-back-verify"] and all(r["ok"] for r in res)
+      and "failed (the poller is gone" in res[2].get("warning", "") and "warning" not in res[0])
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 2} - a triple fault in a fault group runs the group again"
+      + ("" if ok else f": to do again {left}; {res}"))
+todo = P.verify_steps("sqcq-poll", P.load_modes())
+res = [{"step": todo[0]["name"], "ok": True}, {"step": todo[1]["name"], "ok": False, "error": "reset", "triple_fault": True}]
+rerun_after_triple_fault(res, todo)
+left = [s["name"] for s in todo if s["name"] not in {r["step"] for r in res}]
+ok = left == [todo[1]["name"]] + [s["name"] for s in todo[2:]] and res[0]["step"] == todo[0]["name"]
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 3} - outside a group only the step that met the reset runs again"
+      + ("" if ok else f": to do again {left}; {res}"))
+
 # --resume RUN --again t21 on a recorded-looking run: t10 kept, t21 (failed)
 # moved aside and run again, t41 (no result) moved aside, t42 not yet run.
 run = tempfile.mkdtemp(prefix="sqcq-t09-run-")
@@ -124,6 +153,6 @@ ok = (todo == want and any(x.startswith("t21-sqcq-fallback.earlier-") for x in l
       and any(x.startswith("t41-faults.interrupted-") for x in left) and "t10-baseline-verify" in left
       and "not ok 3 - t21-sqcq-fallback (1592s)" in text and "| **t21-sqcq-fallback** | ok |" in text)
 fails += not ok
-print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 2} - reliability --resume --again keeps the earlier result in view"
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 4} - reliability --resume --again keeps the earlier result in view"
       + ("" if ok else f": todo {todo}, dir {left}\n{text}"))
 sys.exit(1 if fails else 0)

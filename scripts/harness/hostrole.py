@@ -535,12 +535,14 @@ def boot_env_failure(g):
     has no endpoint, hence no poller, until the guest's driver sets
     DRIVER_OK.  So a boot that stopped before the guest's init printed
     its first line is the emulator's: an oops on a leftover int3 of kernel
-    live patching, or a kernel that stalled (silent, or with a hung-task
+    live patching, any other crash before that line after which the guest
+    reset and booted (a double fault with a pointer for EFLAGS, debug host
+    VM's t43), or a kernel that stalled (silent, or with a hung-task
     or RCU stall report) while none of QEMU's own threads (its vhost
     workers aside) is inside vhost and no SQ poller thread of an earlier
     guest is among this kernel's busiest (both seen on the debug host VM;
-    Guest.post_mortem() keeps where the vCPUs were).  A guest whose init
-    did print, or a post-mortem that shows vhost, is a failure.
+    Guest.post_mortem() keeps where the vCPUs were).  A report after the
+    init's first line, or a post-mortem that shows vhost, is a failure.
     """
     try:
         with open(g.console, errors="replace") as f:
@@ -548,8 +550,12 @@ def boot_env_failure(g):
     except OSError:
         text = ""
     before = text.split(INIT_UP)[0]
+    report = re.search(rf"[^\n]*({REPORT})[^\n]*", before)
     if "Oops: int3" in before:
         return "the nested guest oopsed on a stray int3 while booting (TCG live-patching race)"
+    if report and INIT_UP in text:
+        # It crashed, reset (panic=-1) and booted again (Guest.start()).
+        return f"the nested guest crashed before its init ran ('{' '.join(report.group(0).split())}') and reset"
     if INIT_UP in text or not g.hang or not g.hang["threads"]:
         return None
     # QEMU's own threads, not the kernel tasks in its thread group (its
@@ -560,10 +566,33 @@ def boot_env_failure(g):
         return None
     if any(b.startswith("vhost-sqcq") for b in g.hang.get("busy", [])):
         return None
-    report = re.search(rf"[^\n]*({REPORT})[^\n]*", before)
     what = f"stalled at boot ('{' '.join(report.group(0).split())}')" if report else \
         "printed nothing within its boot timeout"
     return f"the nested guest {what} before its init ran ({g.hang['summary']})"
+
+
+def rerun_after_triple_fault(results, todo):
+    """Mark the steps a silent triple fault (Guest.rebooted) spoiled.
+
+    RESULTS are one boot's, the last the step the guest died in; TODO the
+    plan's steps.  The emulator's, so that step runs once more on a fresh
+    boot, with a warning, and so do the steps of its fault group this
+    boot ran (plan.fault_steps: the I/O it verifies was started there, and
+    a fault step may have failed because the guest was going down): each
+    is renamed <step>-triple-fault, so the caller keeps it to do.
+    """
+    last = results[-1]
+    died = last["step"]
+    group = next((s.get("group") for s in todo if s["name"] == died), None)
+    last.update(ok=True, step=f"{died}-triple-fault",
+                warning=f"{last.pop('error')}; nothing on the guest's console, so the emulator's: "
+                        "step run again on a fresh boot, once")
+    for r in results[:-1]:
+        if group and any(s["name"] == r["step"] and s.get("group") == group for s in todo):
+            was = "" if r["ok"] else f"failed ({r.pop('error', '?')}), "
+            r.update(ok=True, step=f"{r['step']}-triple-fault",
+                     warning=f"{was}then the guest triple-faulted in {died} of the same fault group: "
+                             "the group runs again on a fresh boot, once")
 
 
 def run_guest(plan, gp, out, role, counter_src):
@@ -618,14 +647,10 @@ def run_guest(plan, gp, out, role, counter_src):
             last = e.results[-1]
             again = last.get("triple_fault") and not retried
             if again:
-                # A silent triple fault (Guest.rebooted): the emulator's;
-                # that step runs once more on a fresh boot, with a warning.
                 retried = True
-                last.update(ok=True, step=f"{last['step']}-triple-fault",
-                            warning=f"{last.pop('error')}; nothing on the guest's console, so the "
-                                    f"emulator's: step run again on a fresh boot, once")
+                rerun_after_triple_fault(e.results, todo)
             results += e.results
-            # (a step run again was renamed above, so it stays to do)
+            # (steps run again were renamed above, so they stay to do)
             ran = {r["step"] for r in e.results}
             todo = [s for s in todo if s["name"] not in ran]
             more = bool((again or gp.get("continue_after_failure")) and todo)

@@ -233,7 +233,17 @@ def _bg_wait(name, what):
 
 
 def fault_steps(kind):
+    """The steps of _fault_steps(KIND), each marked "group": KIND."""
+    return [dict(st, group=kind) for st in _fault_steps(kind)]
+
+
+def _fault_steps(kind):
     """Fault injection with I/O in flight (host commands get $QEMU_PID).
+
+    Each fault's steps carry "group": KIND, so that a nested guest that
+    triple-faults in any of them runs the whole group again (start the
+    I/O, inject the fault, verify), not just the step it died in
+    (hostrole.run_guest).
 
     rmmod-busy   rmmod vhost_scsi while a guest does verified I/O: refused,
                  the module stays, the I/O verifies
