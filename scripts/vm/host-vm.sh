@@ -97,7 +97,9 @@ boot() {
 		</dev/null >"$out/l1-console.log" 2>&1 &
 	local qpid=$! idle=0
 	# Watchdog: the host VM writes its console and the results share as it
-	# goes (progress.log at every step).  Nothing written for
+	# goes (progress.log at every step, l1-io.log whenever LIO completed
+	# commands: a nested guest's long fio on the debug kernel, two
+	# guests at once in t44, ran over 8 min without a step).  Nothing written for
 	# $stall_s seconds means it hangs (seen: both vCPUs idle for good under
 	# TCG): record where its CPUs are, then end it, loudly, instead of at
 	# the timeout.

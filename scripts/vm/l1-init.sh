@@ -70,6 +70,26 @@ hostname sqcq-l1
 		sleep 5
 	done >"$out/l1-meminfo.log" 2>/dev/null
 ) &
+# LIO's command count, written when it moved (every 10 s at most): a
+# nested guest's long fio on the debug kernel writes nothing else for
+# minutes, and host-vm.sh's watchdog takes files written as progress.
+# Commands that complete are progress; a stuck request is not.  Bash
+# builtins only (this loop runs for the whole plan).
+(
+	last=-1
+	while :; do
+		sum=0
+		for f in /sys/kernel/config/target/core/*/*/statistics/scsi_lu/num_cmds; do
+			[ -r "$f" ] && read -r n <"$f" && sum=$((sum + n))
+		done
+		if [ "$sum" != "$last" ]; then
+			read -r up _ </proc/uptime
+			echo "${up}s $sum commands" >>"$out/l1-io.log"
+			last=$sum
+		fi
+		read -r -t 10 -u 9 _
+	done 2>/dev/null
+) &
 /usr/bin/python3 "$top/scripts/host/run_plan.py" --role vm "$plan" "$out" >"$out/run_plan.log" 2>&1
 rc=$?
 echo "$rc" >"$out/l1-rc"
