@@ -72,7 +72,13 @@ def split_paren(text):
 
 def step_evidence(st):
     if not st.get("ok"):
+        # A command's own last words, not the command (the error quotes it).
+        said = [x for x in str(st.get("output", "")).splitlines() if x.strip()]
+        if said and "rc" in st:
+            return f"exited {st['rc']}: {said[-1]}"
         return st.get("error", "failed")
+    if st.get("warning"):
+        return f"warning: {st['warning']}"
     out = [x for x in str(st.get("output", "")).splitlines() if x.strip()]
     if out:
         return out[-1]
