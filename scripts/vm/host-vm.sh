@@ -45,7 +45,10 @@ if [ -n "${SQCQ_L1_KERNEL:-}" ]; then
 	# cpu_detect() at 9 s, before any module (reliability-20261130-074146
 	# t43; the same in a nested guest on this kernel); it also turns
 	# lockdep off.
-	kernel=$SQCQ_L1_KERNEL/vmlinuz kparams="sqcq_kernel=$SQCQ_L1_KERNEL acpi=noirq watchdog_thresh=30 no5lvl"
+	# loglevel=5: warnings reach the console too; a host VM that dies
+	# takes its dmesg with it (t44 at 17:58 oopsed in the scheduler
+	# "Tainted: W" from a warning the console did not show).
+	kernel=$SQCQ_L1_KERNEL/vmlinuz kparams="sqcq_kernel=$SQCQ_L1_KERNEL acpi=noirq watchdog_thresh=30 no5lvl loglevel=5"
 	# KASAN and lockdep make it slower; kmemleak scans take minutes.
 	stall_s=$((stall_s * 2))
 fi
