@@ -220,12 +220,13 @@ def resume_tests(run_dir, patterns, kinfo, again=()):
     todo = []
     for n in test_names(patterns):
         tdir = os.path.join(run_dir, n)
-        if os.path.exists(os.path.join(tdir, "tap")) and n in rerun:
+        done = os.path.exists(os.path.join(tdir, "tap"))
+        if done and n in rerun:
             aside = f"{tdir}.earlier-{time.strftime('%H%M%S')}"
             os.rename(tdir, aside)
             print(f"reliability: {n} runs again (--again); its earlier result, "
                   f"{read(os.path.join(aside, 'tap'))}, moved to {aside}")
-        elif os.path.exists(os.path.join(tdir, "tap")):
+        elif done:
             print(f"reliability: kept {n}: {read(os.path.join(tdir, 'tap'))}")
             continue
         if os.path.isdir(tdir):

@@ -12,9 +12,9 @@ import tempfile
 import time
 
 
-# Kernel reports on a guest's console (any of them rules out a silent triple fault).
 # The first line scripts/guest/init prints: the guest's kernel booted.
 INIT_UP = "SQCQ-L2: up"
+# Kernel reports on a guest's console (any of them rules out a silent triple fault).
 REPORT = r"Kernel panic|Oops|BUG:|WARNING:|general protection|double fault|Call Trace|INFO: task|stall"
 
 

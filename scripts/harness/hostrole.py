@@ -584,11 +584,12 @@ def rerun_after_triple_fault(results, todo):
     last = results[-1]
     died = last["step"]
     group = next((s.get("group") for s in todo if s["name"] == died), None)
+    mates = {s["name"] for s in todo if group and s.get("group") == group}
     last.update(ok=True, step=f"{died}-triple-fault",
                 warning=f"{last.pop('error')}; nothing on the guest's console, so the emulator's: "
                         "step run again on a fresh boot, once")
     for r in results[:-1]:
-        if group and any(s["name"] == r["step"] and s.get("group") == group for s in todo):
+        if r["step"] in mates:
             was = "" if r["ok"] else f"failed ({r.pop('error', '?')}), "
             r.update(ok=True, step=f"{r['step']}-triple-fault",
                      warning=f"{was}then the guest triple-faulted in {died} of the same fault group: "
