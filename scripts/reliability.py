@@ -143,10 +143,13 @@ def test_rows(tdir):
         rows.append((f"{short} kernel logs", "FAILED", tap.split("kernel log:", 1)[1]))
     else:
         known = re.findall(r"known report \(tests/known-reports.toml\): ([^;]*)", tap)
+        emu = re.findall(r"the emulator's report \(impossible CPU state\): ([^;]*)", tap)
         rows.append((f"{short} kernel logs", "ok" if tap.startswith("ok") else "-",
                      f"no BUG/WARNING/KASAN/lockdep/kmemleak report in {len(logs)} host and guest logs"
                      + (f" but the known upstream one{'s' if len(known) > 1 else ''}: {'; '.join(known)}"
-                        if known else "")))
+                        if known else "")
+                     + (f"{' and' if known else ' but'} the emulator's (impossible CPU state): {'; '.join(emu)}"
+                        if emu else "")))
     if not tap:
         # (cut off midway: --resume runs it again)
         rows[-1:] = [(f"**{name}**", "not finished", "no result: the run was stopped during this test")]

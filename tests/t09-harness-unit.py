@@ -10,12 +10,14 @@
 # QEMU's thread group (vhost workers, KVM's NX huge page recovery thread)
 # sleep in vhost_task_fn and do not count.  A guest that reset itself
 # mid-command (Guest.rebooted, on a recorded QEMU reset log: the Debian
-# host VM's t21, 14:28) is a silent triple fault, run once more, only when
-# a vCPU was in its INIT state and the console has no kernel report.
-# After a silent triple fault in a fault group's step (debug host VM's t43,
-# 17:05: the guest died while the LUN was relinked), the whole group runs
-# again, not just the step that met the reset; outside a group, only that
-# step.  Also the monitor echo filter, and scripts/reliability.py --resume
+# host VM's t21, 14:28) is the emulator's, run once more, only when a vCPU
+# was in its INIT state and the console has no kernel report (a silent
+# triple fault), or when the console's first report shows a CPU state no
+# x86 CPU can be in (the debug host VM's t21 at 19:37: a double fault with
+# reserved EFLAGS bits set; the same dump with real EFLAGS fails).
+# After such a reset in a fault group's step (debug host VM's t43, 17:05:
+# the guest died while the LUN was relinked), the whole group runs again,
+# not just the step that met the reset; outside a group, only that step.  Also the monitor echo filter, and scripts/reliability.py --resume
 # --again: a finished test run again keeps its earlier result, listed in
 # the table with its verdict; a test cut off midway is moved aside.
 import contextlib
@@ -30,7 +32,7 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 from harness.guest import Guest  # noqa: E402
 from harness import plan as P  # noqa: E402
-from harness.hostrole import boot_env_failure, rerun_after_triple_fault  # noqa: E402
+from harness.hostrole import boot_env_failure, rerun_after_emulator_reset  # noqa: E402
 import reliability  # noqa: E402
 
 VCPU = ("qemu-system-x86", "[<0>] vcpu_enter_guest.constprop.0+0x19bf/0x2360 [kvm]\n[<0>] kvm_vcpu_ioctl+0x4cf/0xc90 [kvm]")
@@ -64,12 +66,17 @@ cases = [
     ("silent, no post-mortem (QEMU gone)", "", None, False),
 ]
 RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-triple-fault.log")
+DOUBLE_FAULT = open(os.path.join(TOP, "tests", "fixtures", "guest-console-double-fault.log")).read()
 tf_cases = [
     ("silent triple fault: run again", "SQCQ-L2: up after 12.18s\nSQCQ-L2: up after 13.84s\n", RESETS, True),
     ("triple fault after a panic: a failure",
      "SQCQ-L2: up after 12.18s\n[ 40.1] Kernel panic - not syncing: hung_task: blocked tasks\nSQCQ-L2: up after 9.1s\n",
      RESETS, False),
     ("reset with no vCPU in INIT state: a failure", "SQCQ-L2: up\nSQCQ-L2: up\n", None, False),
+    ("double fault in an impossible CPU state, then a reset (debug host VM's t21, 19:37): run again",
+     DOUBLE_FAULT, None, True),
+    ("the same double fault with real EFLAGS: a failure", DOUBLE_FAULT.replace("EFLAGS: 3fc246a6", "EFLAGS: 00010246"),
+     None, False),
 ]
 print(f"1..{len(cases) + len(tf_cases) + 4}")
 fails = 0
@@ -96,10 +103,10 @@ for j, (name, console, resets, want_tf) in enumerate(tf_cases, len(cases) + 1):
     g.reset_log = resets
     err = g.rebooted("command 'fio'")
     os.unlink(g.console)
-    got = getattr(err, "triple_fault", None)
-    ok = got == want_tf and "during command 'fio'" in str(err)
+    got = getattr(err, "emulator", None)
+    ok = bool(got) == want_tf and "during command 'fio'" in str(err)
     fails += not ok
-    print(f"{'ok' if ok else 'not ok'} {j} - {name}" + ("" if ok else f" (triple_fault={got}; {err})"))
+    print(f"{'ok' if ok else 'not ok'} {j} - {name}" + ("" if ok else f" (emulator={got!r}; {err})"))
 echoed = ("QEMU 7.2.22 monitor\n(qemu) i\x1b[K\x1b[Din\x1b[K\x1b[D\x1b[Dinfo status\x1b[K\nVM status: running\n"
           "(qemu) x\x1b[K\x1b[Dx/8xb $pc\x1b[K\nffffffffc0232070: 0x0f 0x30\n")
 want = "QEMU 7.2.22 monitor\n(qemu) info status\nVM status: running\n(qemu) x/8xb $pc\nffffffffc0232070: 0x0f 0x30\n"
@@ -112,17 +119,19 @@ print(f"{'ok' if got == want else 'not ok'} {len(cases) + len(tf_cases) + 1} - m
 todo = [{"name": "verify-write"}] + P.fault_steps("lun-relink")
 res = [{"step": "verify-write", "ok": True}, {"step": "lun-relink-start-io", "ok": True},
        {"step": "lun-unlink-relink", "ok": False, "error": "the poller is gone after the relink"},
-       {"step": "lun-back-verify", "ok": False, "error": "the guest reset itself", "triple_fault": True}]
-rerun_after_triple_fault(res, todo)
+       {"step": "lun-back-verify", "ok": False, "error": "the guest reset itself",
+        "emulator": "nothing on the guest's console"}]
+rerun_after_emulator_reset(res, todo)
 left = [s["name"] for s in todo if s["name"] not in {r["step"] for r in res}]
 ok = (left == ["lun-relink-start-io", "lun-unlink-relink", "lun-back-verify"] and all(r["ok"] for r in res)
       and "failed (the poller is gone" in res[2].get("warning", "") and "warning" not in res[0])
 fails += not ok
-print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 2} - a triple fault in a fault group runs the group again"
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 2} - an emulator's reset in a fault group runs the group again"
       + ("" if ok else f": to do again {left}; {res}"))
 todo = P.verify_steps("sqcq-poll", P.load_modes())
-res = [{"step": todo[0]["name"], "ok": True}, {"step": todo[1]["name"], "ok": False, "error": "reset", "triple_fault": True}]
-rerun_after_triple_fault(res, todo)
+res = [{"step": todo[0]["name"], "ok": True}, {"step": todo[1]["name"], "ok": False, "error": "reset",
+                                                  "emulator": "nothing on the guest's console"}]
+rerun_after_emulator_reset(res, todo)
 left = [s["name"] for s in todo if s["name"] not in {r["step"] for r in res}]
 ok = left == [todo[1]["name"]] + [s["name"] for s in todo[2:]] and res[0]["step"] == todo[0]["name"]
 fails += not ok

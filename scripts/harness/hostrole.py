@@ -259,8 +259,8 @@ def run_steps(g, gdir, guest_plan, counter_src):
                 raise HostError(f"unknown step type {step['type']}")
         except (GuestError, HostError, ValueError, OSError, subprocess.TimeoutExpired) as e:
             res["error"] = str(e)
-            if getattr(e, "triple_fault", False):
-                res["triple_fault"] = True
+            if getattr(e, "emulator", None):
+                res["emulator"] = e.emulator
             results.append(res)
             res["seconds"] = round(time.time() - t0, 1)
             raise StepAbort(results)
@@ -571,28 +571,30 @@ def boot_env_failure(g):
     return f"the nested guest {what} before its init ran ({g.hang['summary']})"
 
 
-def rerun_after_triple_fault(results, todo):
-    """Mark the steps a silent triple fault (Guest.rebooted) spoiled.
+def rerun_after_emulator_reset(results, todo):
+    """Mark the steps an emulator's reset of the guest spoiled.
 
-    RESULTS are one boot's, the last the step the guest died in; TODO the
-    plan's steps.  The emulator's, so that step runs once more on a fresh
-    boot, with a warning, and so do the steps of its fault group this
-    boot ran (plan.fault_steps: the I/O it verifies was started there, and
-    a fault step may have failed because the guest was going down): each
-    is renamed <step>-triple-fault, so the caller keeps it to do.
+    RESULTS are one boot's, the last the step the guest died in, with
+    why the reset is the emulator's (Guest.rebooted: a silent triple
+    fault, or a crash in an impossible CPU state); TODO the plan's steps.
+    That step runs once more on a fresh boot, with a warning, and so do
+    the steps of its fault group this boot ran (plan.fault_steps: the
+    I/O it verifies was started there, and a fault step may have failed
+    because the guest was going down): each is renamed
+    <step>-emulator-reset, so the caller keeps it to do.
     """
     last = results[-1]
     died = last["step"]
     group = next((s.get("group") for s in todo if s["name"] == died), None)
     mates = {s["name"] for s in todo if group and s.get("group") == group}
-    last.update(ok=True, step=f"{died}-triple-fault",
-                warning=f"{last.pop('error')}; nothing on the guest's console, so the emulator's: "
+    last.update(ok=True, step=f"{died}-emulator-reset",
+                warning=f"{last.pop('error')}; {last['emulator']}, so the emulator's: "
                         "step run again on a fresh boot, once")
     for r in results[:-1]:
         if r["step"] in mates:
             was = "" if r["ok"] else f"failed ({r.pop('error', '?')}), "
-            r.update(ok=True, step=f"{r['step']}-triple-fault",
-                     warning=f"{was}then the guest triple-faulted in {died} of the same fault group: "
+            r.update(ok=True, step=f"{r['step']}-emulator-reset",
+                     warning=f"{was}then the emulator reset the guest in {died} of the same fault group: "
                              "the group runs again on a fresh boot, once")
 
 
@@ -646,10 +648,10 @@ def run_guest(plan, gp, out, role, counter_src):
                                  counter_src)
         except StepAbort as e:
             last = e.results[-1]
-            again = last.get("triple_fault") and not retried
+            again = last.get("emulator") and not retried
             if again:
                 retried = True
-                rerun_after_triple_fault(e.results, todo)
+                rerun_after_emulator_reset(e.results, todo)
             results += e.results
             # (steps run again were renamed above, so they stay to do)
             ran = {r["step"] for r in e.results}

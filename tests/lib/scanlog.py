@@ -5,7 +5,9 @@ Usage: scanlog.py FILE...
 
 Prints one line per report: 'UNKNOWN file:line:text' for a report that
 fails the test, 'KNOWN name' for one that tests/known-reports.toml
-recognises (a whole report block must match every regex of an entry).
+recognises (a whole report block must match every regex of an entry),
+'EMULATOR file:line:text' for one whose CPU state no x86 CPU can be in
+(reserved EFLAGS bits in its register dump: harness.guest.impossible_frame).
 """
 import os
 import re
@@ -19,6 +21,9 @@ BAD = re.compile(r"BUG:|WARNING:|Oops|KASAN|kernel BUG|general protection fault|
 END = re.compile(r"---\[ end trace|</TASK>")
 START = re.compile(r"BUG:|WARNING:|Oops:|unreferenced object|general protection fault|rcu: INFO: .*stall")
 KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "known-reports.toml")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+sys.dont_write_bytecode = True
+from harness.guest import impossible_frame  # noqa: E402
 
 
 def blocks(lines):
@@ -50,7 +55,13 @@ def main():
             continue
         for i, text in blocks(lines):
             k = next((k for k in known if all(re.search(r, text, re.M) for r in k["all"])), None)
-            print(f"KNOWN {k['name']}" if k else f"UNKNOWN {path}:{i + 1}:{lines[i]}")
+            flags = impossible_frame(text)
+            if k:
+                print(f"KNOWN {k['name']}")
+            elif flags:
+                print(f"EMULATOR {path}:{i + 1}:{lines[i]} (EFLAGS {flags})")
+            else:
+                print(f"UNKNOWN {path}:{i + 1}:{lines[i]}")
 
 
 if __name__ == "__main__":
