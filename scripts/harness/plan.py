@@ -137,6 +137,15 @@ def write(plan, path):
         for g in plan.get("guests", []):
             g.setdefault("boot_timeout", 180)
         scale_timeouts(plan, scale)
+        # The nested guests' own watchdogs too (Debian's defaults: RCU
+        # stall 21 s, hung task 120 s): on the debug host VM a guest's
+        # vCPUs and timers go unserved for 20-30 s now and then while
+        # its I/O still moves (t21 at 21:00: RCU stall reports, "timer
+        # wakeup didn't happen", from a guest with no poller).  A spin
+        # that never yields still trips them.
+        plan["kernel_cmdline"] = " ".join(filter(None, (
+            plan.get("kernel_cmdline", ""), f"rcupdate.rcu_cpu_stall_timeout={round(21 * scale)}",
+            f"sysctl.kernel.hung_task_timeout_secs={round(120 * scale)}")))
     with open(path, "w") as f:
         json.dump(plan, f, indent=1)
 
