@@ -33,9 +33,8 @@ def impossible_frame(text):
     """
     m = re.search(REPORT, text)
     f = m and re.search(r"EFLAGS: ([0-9a-f]+)", text[m.start():])
-    if f and (int(f.group(1), 16) & RFLAGS_RESERVED or not int(f.group(1), 16) & 2):
-        return f.group(1)
-    return None
+    flags = int(f.group(1), 16) if f else 2
+    return f.group(1) if flags & RFLAGS_RESERVED or not flags & 2 else None
 
 
 class GuestError(Exception):
@@ -332,11 +331,10 @@ class Guest:
             console = open(self.console, errors="replace").read()
         except OSError:
             console = ""
-        flags = impossible_frame(console)
         err.emulator = None
         if "(it triple-faulted)" in where and not re.search(REPORT, console):
             err.emulator = "nothing on the guest's console"
-        elif flags:
+        elif flags := impossible_frame(console):
             err.emulator = (f"the console's first report shows EFLAGS {flags}, which has bits set "
                             "that no x86 CPU sets (an emulated CPU state)")
         return err
