@@ -31,7 +31,14 @@ virtiofsd=/usr/lib/qemu/virtiofsd
 [ -x "$virtiofsd" ] || die "$virtiofsd missing: install qemu-system-x86 (make deps)"
 # SQCQ_L1_KERNEL=<dir of 'make kernel'>: boot that kernel (the series in
 # tree, debug options) instead of Debian's; l1-init.sh mounts its modules.
-kernel=/boot/vmlinuz-$SQCQ_KVER kparams=
+# hung_task_panic=1: a task blocked for the hung-task timeout is a failure
+# already (tests/lib/scanlog.py); panicking makes the kernel print its
+# stack on the console (console_verbose(); at loglevel=4 the report is
+# otherwise a bare "INFO: task ... blocked" line every 2 min until the test
+# times out, seen in CI on t41) and ends the run at once.  The timeout
+# scales with SQCQ_TIMEOUT_SCALE as the nested guests' does.
+hung_s=$(awk -v s="${SQCQ_TIMEOUT_SCALE:-1}" 'BEGIN { printf "%d", 120 * s + 0.5 }')
+kernel=/boot/vmlinuz-$SQCQ_KVER kparams="hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=$hung_s"
 if [ -n "${SQCQ_L1_KERNEL:-}" ]; then
 	[ -f "$SQCQ_L1_KERNEL/vmlinuz" ] && [ -f "$SQCQ_L1_KERNEL/.done" ] ||
 		die "SQCQ_L1_KERNEL=$SQCQ_L1_KERNEL is not a kernel built by 'make kernel' (no vmlinuz/.done)"
@@ -48,7 +55,7 @@ if [ -n "${SQCQ_L1_KERNEL:-}" ]; then
 	# loglevel=5: warnings reach the console too; a host VM that dies
 	# takes its dmesg with it (t44 at 17:58 oopsed in the scheduler
 	# "Tainted: W" from a warning the console did not show).
-	kernel=$SQCQ_L1_KERNEL/vmlinuz kparams="sqcq_kernel=$SQCQ_L1_KERNEL acpi=noirq watchdog_thresh=30 no5lvl loglevel=5"
+	kernel=$SQCQ_L1_KERNEL/vmlinuz kparams="$kparams sqcq_kernel=$SQCQ_L1_KERNEL acpi=noirq watchdog_thresh=30 no5lvl loglevel=5"
 	# KASAN and lockdep make it slower; kmemleak scans take minutes.
 	stall_s=$((stall_s * 2))
 fi
@@ -171,6 +178,8 @@ crash_summary() {
 	echo "--- host VM end, console $c:"
 	grep -m1 -E 'Kernel panic' "$c" || echo "(no kernel panic line)"
 	grep -m1 -B1 -A4 -E 'BUG:|Oops|WARNING:|invoked oom-killer|Out of memory|segfault|general protection' "$c" || true
+	# A hung task (hung_task_panic=1): the task and where it waits.
+	sed -n '/blocked for more than/,/^\[ *[0-9.]*\] *<\/TASK>/p' "$c" | head -n 40
 	echo "--- last console lines:"; tail -n 4 "$c"
 	echo "--- last plan progress: $(tail -1 "$out/progress.log" 2>/dev/null || echo none)"
 	echo "--- run_plan.log tail:"; tail -n 3 "$out/run_plan.log" 2>/dev/null || echo "(none)"
