@@ -101,6 +101,21 @@ for t in "${tests[@]}"; do
 		[ -n "$reason" ] || reason=$(grep -m1 -E '^(FAIL|error):' "$out/test.log" || tail -1 "$out/test.log")
 		echo "not ok $i - $n (${dt}s) # $reason" | tee "$out/tap"
 		sed "s/^/#   /" "$out/test.log" | tail -70
+		# Where the plan was (a CI log may be all there is; a timed-out
+		# test's own log stops where the host VM was killed): its last
+		# steps, what run_plan said and each guest's last command.
+		find "$out" \( -name progress.log -o -name run_plan.log -o -name channel.log \) ! -path '*/run.hung/*' |
+			sort | while read -r f; do
+				[ -s "$f" ] || continue
+				echo "${f#"$out"/}, last lines:"
+				tail -n 4 "$f" | cut -c1-300 | while read -r ts rest; do
+					# progress.log stamps are epoch seconds
+					case $ts in
+					[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*) echo "$(date -d "@$ts" +%T) $rest" ;;
+					*) echo "$ts $rest" ;;
+					esac
+				done
+			done | sed "s/^/#   /"
 		echo "#   full log: $out/test.log"
 		;;
 	esac
