@@ -19,7 +19,8 @@
 # the guest died while the LUN was relinked), the whole group runs again,
 # not just the step that met the reset; outside a group, only that step.  Also the monitor echo filter, and scripts/reliability.py --resume
 # --again: a finished test run again keeps its earlier result, listed in
-# the table with its verdict; a test cut off midway is moved aside.
+# the table with its verdict; a test cut off midway is moved aside.  And
+# where KVM saw a triple fault, from the kvm_exit trace (Guest.kvm_shutdown).
 import contextlib
 import io
 import os
@@ -78,7 +79,7 @@ tf_cases = [
     ("the same double fault with real EFLAGS: a failure", DOUBLE_FAULT.replace("EFLAGS: 3fc246a6", "EFLAGS: 00010246"),
      None, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 4}")
+print(f"1..{len(cases) + len(tf_cases) + 5}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -164,4 +165,22 @@ ok = (todo == want and any(x.startswith("t21-sqcq-fallback.earlier-") for x in l
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 4} - reliability --resume --again keeps the earlier result in view"
       + ("" if ok else f": todo {todo}, dir {left}\n{text}"))
+
+# Where KVM saw a triple fault: the kvm_exit events the host role records
+# end at the shutdown exit (its traceoff trigger); each call names only
+# the shutdowns since the last one.
+EXIT = ("qemu-system-x86-{tid}  [001] d..2.  {t}: kvm_exit: vcpu {cpu} reason {why} rip 0x{rip} "
+        "info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x{ii} error_code 0x00000000\n")
+trace = [EXIT.format(tid=431, t="66.10", cpu=1, why="hlt", rip="ffffffff81e6a3cf", ii="00000000"),
+         EXIT.format(tid=430, t="66.20", cpu=0, why="shutdown", rip="ffffffffc0a41b2e", ii="80000b08")]
+g = Guest.__new__(Guest)
+g.kernel = "/nonexistent/vmlinuz"
+first = g.kvm_shutdown(trace)
+again = g.kvm_shutdown(trace)
+later = g.kvm_shutdown(trace + [EXIT.format(tid=431, t="99.0", cpu=1, why="shutdown", rip="ffffffff81000010", ii="00000000")])
+ok = (first == "vCPU 0 at ffffffffc0a41b2e (intr_info 0x80000b08, error_code 0x00000000)" and again is None
+      and later.startswith("vCPU 1 at ffffffff81000010"))
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 5} - KVM's shutdown exit named from the kvm_exit trace, once"
+      + ("" if ok else f": {first!r}, {again!r}, {later!r}"))
 sys.exit(1 if fails else 0)

@@ -193,9 +193,26 @@ class KvmCounters:
         if self.tracing:
             self._trigger("kvm_exit", self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", self.MMIO_TRIGGER)
+            # Record the exits in the trace buffer too (the histogram
+            # builds each record anyway, then drops it), and stop recording
+            # at a vCPU's shutdown exit (a triple fault): the buffer then
+            # ends with that guest's last exits and the shutdown's RIP
+            # (Guest.kvm_shutdown reads them and turns recording back on).
+            # Histograms count on with recording off.  The tracepoint is
+            # live already, so none of this patches kernel text.
+            self._trigger("kvm_exit", self.shutdown_trigger())
+            with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
+                f.write("1")
+
+    def shutdown_trigger(self):
+        # SVM_EXIT_SHUTDOWN, EXIT_REASON_TRIPLE_FAULT
+        return f"traceoff if exit_reason == {0x7f if self.vendor == 'svm' else 2}"
 
     def teardown(self):
         if self.tracing:
+            with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
+                f.write("0")
+            self._trigger("kvm_exit", "!" + self.shutdown_trigger())
             self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
 

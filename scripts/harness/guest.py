@@ -294,6 +294,43 @@ class Guest:
                 return f"{best[1]}+{addr - best[0]:#x}"
         return rip
 
+    TRACE = "/sys/kernel/tracing/trace"
+    TRACING_ON = "/sys/kernel/tracing/tracing_on"
+    # A vCPU's shutdown exit: SVM's "shutdown", VMX's "TRIPLE_FAULT".
+    SHUTDOWN = re.compile(r"kvm_exit: vcpu (\d+) reason (?:shutdown|TRIPLE_FAULT) rip 0x([0-9a-f]+)"
+                          r".*? intr_info (0x[0-9a-f]+) error_code (0x[0-9a-f]+)")
+
+    def kvm_shutdown(self, trace=None):
+        """Where KVM saw this guest's vCPUs shut down (triple fault), from
+        the kvm_exit events the host role records (KvmCounters.setup):
+        'vCPU n at RIP (symbol) (intr_info, error_code)' for each, or None
+        when the trace has none.
+        This QEMU's exits (by thread id) are kept in kvm-exits<sfx>.txt."""
+        if trace is None:
+            try:
+                tids = set(os.listdir(f"/proc/{self.proc.pid}/task"))
+                with open(self.TRACE, errors="replace") as f:
+                    trace = [ln for ln in f if (m := re.search(r"-(\d+)\s+\[", ln)) and m.group(1) in tids]
+                # The shutdown stopped the recording (its traceoff trigger).
+                with open(self.TRACING_ON, "w") as f:
+                    f.write("1")
+            except (OSError, AttributeError):
+                return None
+            with open(self.reset_log.replace("qemu-resets", "kvm-exits").replace(".log", ".txt"), "w") as f:
+                f.writelines(trace[-5000:])
+        found = []
+        # Only shutdowns since the last call: the trace spans the run.
+        shutdowns = [ln for ln in trace if self.SHUTDOWN.search(ln)]
+        seen, self.shutdowns_seen = getattr(self, "shutdowns_seen", 0), len(shutdowns)
+        for ln in shutdowns[seen:]:
+            m = self.SHUTDOWN.search(ln)
+            if m:
+                # intr_info: the event being delivered when it shut down
+                # (bit 31 valid, bits 0-7 the vector: 0x80000b08 is a #DF).
+                found.append(f"vCPU {m.group(1)} at {self.symbol(m.group(2))} "
+                             f"(intr_info {m.group(3)}, error_code {m.group(4)})")
+        return ", ".join(found) or None
+
     def rebooted(self, what):
         """The error for a guest that reset itself during WHAT, with where
         each vCPU was at that reset (QEMU logs every vCPU at each reset,
@@ -320,6 +357,9 @@ class Guest:
                 else:
                     desc.append(f"vCPU {cpu} not in long mode")
             where = ", ".join(desc)
+        shutdown = self.kvm_shutdown()
+        if shutdown:
+            where += f"; KVM's shutdown exit: {shutdown}"
         err = GuestError(f"the guest reset itself during {what} (triple fault or panic; it booted "
                          f"again): {where} (registers: {self.reset_log}; console: {self.console})")
         # A triple fault with nothing on the guest's console (no panic, oops
