@@ -13,6 +13,13 @@ set -u
 [ $# -eq 3 ] || { echo "usage: $0 PLAN.json RUNDIR WARNINGS" >&2; exit 2; }
 plan=$1 run=$2 warnings=$3
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# A host VM that oopsed on a stray int3 while booting was booted again by
+# scripts/vm/host-vm.sh (RUNDIR/l1-boot-retries): that goes on the TAP line too.
+boot_retries() {
+	[ -f "$1/l1-boot-retries" ] &&
+		echo "$(head -1 "$1/l1-boot-retries") (console: $1/l1-console.boot-crash.log)" >>"$warnings"
+	return 0
+}
 "$top/scripts/run-plan.sh" --timeout "${PLAN_TIMEOUT:-900}" "$plan" "$run"
 rc=$?
 why=
@@ -23,7 +30,14 @@ if [ $rc != 0 ] && [ ! -e "$run.hung" ]; then
 		why="$(cat "$run/l1-died") (console: $run.hung/l1-console.log)"
 	fi
 fi
-[ -n "$why" ] || exit $rc
+if [ -z "$why" ]; then
+	boot_retries "$run"
+	exit $rc
+fi
 mv "$run" "$run.hung"
+boot_retries "$run.hung"
 echo "$why; the plan ran once more" | tee -a "$warnings"
 "$top/scripts/run-plan.sh" --timeout "${PLAN_TIMEOUT:-900}" "$plan" "$run"
+rc=$?
+boot_retries "$run"
+exit $rc
