@@ -169,7 +169,9 @@ class KvmCounters:
         return out
 
     def _trigger(self, event, spec):
-        with open(f"{self.TRACEFS}/{event}/trigger", "w") as f:
+        # Append: opening a trigger file with O_TRUNC ("w") removes every
+        # trigger already on the event.
+        with open(f"{self.TRACEFS}/{event}/trigger", "a") as f:
             f.write(spec)
 
     def _hists(self):
