@@ -195,26 +195,30 @@ class KvmCounters:
         if self.tracing:
             self._trigger("kvm_exit", self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", self.MMIO_TRIGGER)
-            # Record the exits in the trace buffer too (the histogram
-            # builds each record anyway, then drops it), and stop recording
-            # at a vCPU's shutdown exit (a triple fault): the buffer then
-            # ends with that guest's last exits and the shutdown's RIP
-            # (Guest.kvm_shutdown reads them and turns recording back on).
-            # Histograms count on with recording off.  The tracepoint is
-            # live already, so none of this patches kernel text.
-            self._trigger("kvm_exit", self.shutdown_trigger())
+            # Record a vCPU's shutdown exits (triple faults) in the trace
+            # buffer, nothing else: Guest.kvm_shutdown names their RIPs.
+            # With the event filter every other exit takes the same
+            # per-CPU scratch record the histogram already uses and is
+            # dropped (recording all exits put the ring buffer's page
+            # switching on every exit: the debug host VM oopsed in
+            # rb_move_tail, docs/results.md).  The histograms see every
+            # exit (their triggers run before the filter).  The
+            # tracepoint is live already, so this patches nothing.
+            with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
+                f.write(f"exit_reason == {self.shutdown_reason()}")
             with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
                 f.write("1")
 
-    def shutdown_trigger(self):
+    def shutdown_reason(self):
         # SVM_EXIT_SHUTDOWN, EXIT_REASON_TRIPLE_FAULT
-        return f"traceoff if exit_reason == {0x7f if self.vendor == 'svm' else 2}"
+        return 0x7f if self.vendor == "svm" else 2
 
     def teardown(self):
         if self.tracing:
             with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
                 f.write("0")
-            self._trigger("kvm_exit", "!" + self.shutdown_trigger())
+            with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
+                f.write("0")
             self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
 

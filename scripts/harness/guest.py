@@ -298,25 +298,21 @@ class Guest:
         return rip
 
     TRACE = "/sys/kernel/tracing/trace"
-    TRACING_ON = "/sys/kernel/tracing/tracing_on"
     # A vCPU's shutdown exit: SVM's "shutdown", VMX's "TRIPLE_FAULT".
     SHUTDOWN = re.compile(r"kvm_exit: vcpu (\d+) reason (?:shutdown|TRIPLE_FAULT) rip 0x([0-9a-f]+)"
                           r".*? intr_info (0x[0-9a-f]+) error_code (0x[0-9a-f]+)")
 
     def kvm_shutdown(self, trace=None):
         """Where KVM saw this guest's vCPUs shut down (triple fault), from
-        the kvm_exit events the host role records (KvmCounters.setup):
+        the shutdown exits the host role records (KvmCounters.setup):
         'vCPU n at RIP (symbol) (intr_info, error_code)' for each, or None
         when the trace has none.
-        This QEMU's exits (by thread id) are kept in kvm-exits<sfx>.txt."""
+        This QEMU's recorded exits (by thread id) go to kvm-exits<sfx>.txt."""
         if trace is None:
             try:
                 tids = set(os.listdir(f"/proc/{self.proc.pid}/task"))
                 with open(self.TRACE, errors="replace") as f:
                     trace = [ln for ln in f if (m := re.search(r"-(\d+)\s+\[", ln)) and m.group(1) in tids]
-                # The shutdown stopped the recording (its traceoff trigger).
-                with open(self.TRACING_ON, "w") as f:
-                    f.write("1")
             except (OSError, AttributeError):
                 return None
             with open(self.reset_log.replace("qemu-resets", "kvm-exits").replace(".log", ".txt"), "w") as f:
