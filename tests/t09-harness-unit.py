@@ -175,9 +175,9 @@ fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 4} - reliability --resume --again keeps the earlier result in view"
       + ("" if ok else f": todo {todo}, dir {left}\n{text}"))
 
-# Where KVM saw a triple fault: the kvm_exit events the host role records
-# end at the shutdown exit (its traceoff trigger); each call names only
-# the shutdowns since the last one.
+# Where KVM saw a triple fault: from the shutdown exits the host role
+# records (other lines are ignored); each call names only the shutdowns
+# since the last one.
 EXIT = ("qemu-system-x86-{tid}  [001] d..2.  {t}: kvm_exit: vcpu {cpu} reason {why} rip 0x{rip} "
         "info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x{ii} error_code 0x00000000\n")
 trace = [EXIT.format(tid=431, t="66.10", cpu=1, why="hlt", rip="ffffffff81e6a3cf", ii="00000000"),

@@ -56,6 +56,7 @@ class Guest:
         self.console = os.path.join(outdir, f"guest-console{sfx}.log")
         self.qemu_log = os.path.join(outdir, f"qemu{sfx}.log")
         self.reset_log = os.path.join(outdir, f"qemu-resets{sfx}.log")
+        self.exits_log = os.path.join(outdir, f"kvm-exits{sfx}.txt")
         self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
         self.mon_path = self.sock_path[:-len(".sock")] + ".mon"
         self.argv = [
@@ -307,7 +308,7 @@ class Guest:
         the shutdown exits the host role records (KvmCounters.setup):
         'vCPU n at RIP (symbol) (intr_info, error_code)' for each, or None
         when the trace has none.
-        This QEMU's recorded exits (by thread id) go to kvm-exits<sfx>.txt."""
+        This QEMU's recorded exits (by thread id) go to self.exits_log."""
         if trace is None:
             try:
                 tids = set(os.listdir(f"/proc/{self.proc.pid}/task"))
@@ -315,20 +316,16 @@ class Guest:
                     trace = [ln for ln in f if (m := re.search(r"-(\d+)\s+\[", ln)) and m.group(1) in tids]
             except (OSError, AttributeError):
                 return None
-            with open(self.reset_log.replace("qemu-resets", "kvm-exits").replace(".log", ".txt"), "w") as f:
-                f.writelines(trace[-5000:])
-        found = []
+            with open(self.exits_log, "w") as f:
+                f.writelines(trace)
         # Only shutdowns since the last call: the trace spans the run.
-        shutdowns = [ln for ln in trace if self.SHUTDOWN.search(ln)]
+        shutdowns = [m for m in map(self.SHUTDOWN.search, trace) if m]
         seen, self.shutdowns_seen = getattr(self, "shutdowns_seen", 0), len(shutdowns)
-        for ln in shutdowns[seen:]:
-            m = self.SHUTDOWN.search(ln)
-            if m:
-                # intr_info: the event being delivered when it shut down
-                # (bit 31 valid, bits 0-7 the vector: 0x80000b08 is a #DF).
-                found.append(f"vCPU {m.group(1)} at {self.symbol(m.group(2))} "
-                             f"(intr_info {m.group(3)}, error_code {m.group(4)})")
-        return ", ".join(found) or None
+        # intr_info: the event being delivered when it shut down (bit 31
+        # valid, bits 0-7 the vector: 0x80000b08 is a #DF).
+        return ", ".join(f"vCPU {m.group(1)} at {self.symbol(m.group(2))} "
+                         f"(intr_info {m.group(3)}, error_code {m.group(4)})"
+                         for m in shutdowns[seen:]) or None
 
     def rebooted(self, what):
         """The error for a guest that reset itself during WHAT, with where
@@ -357,10 +354,19 @@ class Guest:
                     desc.append(f"vCPU {cpu} not in long mode")
             where = ", ".join(desc)
         shutdown = self.kvm_shutdown()
+        # The kernel's own restart (panic=-1, sysrq b) ends in a triple
+        # fault when the reset it asked for comes too late: a guest that
+        # died of a report the console never showed.
+        restart = bool(shutdown) and RESTART in shutdown
         if shutdown:
             where += f"; KVM's shutdown exit: {shutdown}"
         err = GuestError(f"the guest reset itself during {what} (triple fault or panic; it booted "
-                         f"again): {where} (registers: {self.reset_log}; console: {self.console})")
+                         f"again): {where} (registers: {self.reset_log}; console: {self.console})"
+                         + ("; the guest's kernel restarted itself (a panic the console did not show, "
+                            "or a reboot it was asked for)" if restart else ""))
+        err.emulator = None
+        if restart:
+            return err
         # A triple fault with nothing on the guest's console (no panic, oops
         # or other report: a kernel that can still run says why it dies), or
         # a crash whose report shows a CPU state no CPU can be in, is the
@@ -370,14 +376,7 @@ class Guest:
             console = open(self.console, errors="replace").read()
         except OSError:
             console = ""
-        err.emulator = None
-        if shutdown and RESTART in shutdown:
-            # The kernel's own restart (panic=-1, sysrq b) ends in a triple
-            # fault when the reset it asked for comes too late: a guest
-            # that died of a report the console never showed.
-            err.args = (f"{err}; the guest's kernel restarted itself (a panic the console did not "
-                        "show, or a reboot it was asked for)",)
-        elif "(it triple-faulted)" in where and not re.search(REPORT, console):
+        if "(it triple-faulted)" in where and not re.search(REPORT, console):
             err.emulator = "nothing on the guest's console"
         elif flags := impossible_frame(console):
             err.emulator = (f"the console's first report shows EFLAGS {flags}, which has bits set "
