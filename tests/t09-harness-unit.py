@@ -24,6 +24,7 @@
 # where KVM saw a triple fault, from the kvm_exit trace (Guest.kvm_shutdown).
 import contextlib
 import io
+import json
 import os
 import shutil
 import sys
@@ -86,7 +87,7 @@ tf_cases = [
      "SQCQ-L2: up after 12.18s\nSQCQ-L2: up after 13.84s\n", RESETS, True,
      "vCPU 0 at ffffffffc0a41b2e (intr_info 0x80000b08, error_code 0x00000000)"),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 5}")
+print(f"1..{len(cases) + len(tf_cases) + 6}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -192,4 +193,25 @@ ok = (first == "vCPU 0 at ffffffffc0a41b2e (intr_info 0x80000b08, error_code 0x0
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 5} - KVM's shutdown exit named from the kvm_exit trace, once"
       + ("" if ok else f": {first!r}, {again!r}, {later!r}"))
+
+# SQCQ_SHUTDOWN_TRACE reaches the host role through the plan (on by
+# default, off with 0); anything else is refused by name.
+got = []
+d = tempfile.mkdtemp(prefix="sqcq-t09-plan-")
+for val in (None, "0", "yes"):
+    os.environ.pop("SQCQ_SHUTDOWN_TRACE", None)
+    if val is not None:
+        os.environ["SQCQ_SHUTDOWN_TRACE"] = val
+    try:
+        P.write({"host": {}, "guests": []}, os.path.join(d, "plan.json"))
+        with open(os.path.join(d, "plan.json")) as f:
+            got.append(json.load(f)["host"].get("shutdown_trace"))
+    except SystemExit as e:
+        got.append(str(e))
+os.environ.pop("SQCQ_SHUTDOWN_TRACE", None)
+shutil.rmtree(d)
+ok = got[:2] == [True, False] and "SQCQ_SHUTDOWN_TRACE='yes' is invalid" in str(got[2])
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 6} - SQCQ_SHUTDOWN_TRACE switches the shutdown "
+      "recording through the plan; a bad value is refused" + ("" if ok else f": {got}"))
 sys.exit(1 if fails else 0)

@@ -183,8 +183,9 @@ class KvmCounters:
             mmio = parse_hist_hits(f.read())
         return exits, mmio
 
-    def setup(self):
-        """Attach the histograms once, before any guest runs.
+    def setup(self, shutdown_trace=True):
+        """Attach the histograms once, before any guest runs; with
+        SHUTDOWN_TRACE also record the vCPUs' shutdown exits.
 
         Attaching enables the tracepoints, which live-patches kernel text
         (static keys).  Under TCG a vCPU running the patched KVM code at
@@ -204,6 +205,9 @@ class KvmCounters:
             # rb_move_tail, docs/results.md).  The histograms see every
             # exit (their triggers run before the filter).  The
             # tracepoint is live already, so this patches nothing.
+            self.shutdown_trace = shutdown_trace
+            if not shutdown_trace:
+                return
             with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
                 f.write(f"exit_reason == {self.shutdown_reason()}")
             with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
@@ -215,10 +219,11 @@ class KvmCounters:
 
     def teardown(self):
         if self.tracing:
-            with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
-                f.write("0")
-            with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
-                f.write("0")
+            if getattr(self, "shutdown_trace", False):
+                with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
+                    f.write("0")
+                with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
+                    f.write("0")
             self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
 

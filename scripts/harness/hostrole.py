@@ -766,7 +766,7 @@ def run_plan(plan, out, role):
         host.setup_lio()
         try:
             counter_src = counters.KvmCounters()
-            counter_src.setup()
+            counter_src.setup(plan["host"].get("shutdown_trace", True))
         except (RuntimeError, OSError) as e:
             summary["host"]["counters_error"] = str(e)
         summary["steps"] += run_host_checks(host, plan["host"].get("checks", []))

@@ -133,6 +133,15 @@ def write(plan, path):
             raise ValueError
     except ValueError:
         sys.exit(f"SQCQ_TIMEOUT_SCALE={raw!r} is invalid: a number from 1 to 20")
+    # SQCQ_SHUTDOWN_TRACE=0: the host role does not record KVM's shutdown
+    # exits (KvmCounters.setup), so a triple fault is located from QEMU's
+    # reset log only.  For telling the trace apart from what it watches.
+    trace = os.environ.get("SQCQ_SHUTDOWN_TRACE", "1")
+    if trace not in ("0", "1"):
+        sys.exit(f"SQCQ_SHUTDOWN_TRACE={trace!r} is invalid: 1 (the default) records KVM's "
+                 "shutdown exits, 0 does not")
+    if "host" in plan:
+        plan["host"]["shutdown_trace"] = trace == "1"
     if scale != 1:
         for g in plan.get("guests", []):
             g.setdefault("boot_timeout", 180)
