@@ -11,6 +11,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
+# Console lines of the kernel's stall reports (RCU stalls, hung tasks, soft
+# lockups): the watchdog below does not count them as progress.
+stall_report_re='^\[ *[0-9.]+\] (rcu: |INFO: task .* blocked for more than|watchdog: BUG: soft lockup|Sending NMI from CPU)'
 timeout_s=1800 mem=4096 smp=${SQCQ_HOST_SMP:-2} stall_s=${SQCQ_STALL_S:-240}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -105,20 +108,25 @@ boot() {
 		-kernel "$kernel" \
 		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 nokaslr init=$SQCQ_TOP/scripts/vm/l1-init.sh $kparams" \
 		</dev/null >"$out/l1-console.log" 2>&1 &
-	local qpid=$! idle=0
+	local qpid=$! idle=0 lines=0 n
 	# Watchdog: the host VM writes its console and the results share as it
 	# goes (progress.log at every step, l1-io.log whenever LIO completed
 	# commands: a nested guest's long fio on the debug kernel, two
 	# guests at once in t44, ran over 8 min without a step).  Nothing written for
 	# $stall_s seconds means it hangs (seen: both vCPUs idle for good under
 	# TCG): record where its CPUs are, then end it, loudly, instead of at
-	# the timeout.
+	# the timeout.  Not progress: the memory samples (a live kernel writes
+	# them while its plan is stuck) and the kernel's own stall reports on
+	# the console, which repeat for as long as the stall lasts (debug host
+	# VM, 2026-12-01 03:13: a vCPU stuck in the nested guest with the
+	# timer interrupt pending, and an RCU stall report every 78 s kept the
+	# watchdog quiet until the plan's timeout).
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 10
-		# (not the memory samples: a live kernel writes those while its plan
-		# is stuck)
-		if [ -n "$(find "$out" -newer "$run/stamp" -type f ! -name l1-meminfo.log -print -quit)" ]; then
-			touch "$run/stamp"; idle=0
+		n=$(grep -cvE "$stall_report_re" "$out/l1-console.log" 2>/dev/null)
+		if [ "${n:-0}" != "$lines" ] ||
+			[ -n "$(find "$out" -newer "$run/stamp" -type f ! -name l1-meminfo.log ! -name l1-console.log -print -quit)" ]; then
+			touch "$run/stamp"; idle=0 lines=${n:-0}
 		else
 			idle=$((idle + 10))
 		fi
