@@ -209,9 +209,18 @@ for val in (None, "0", "yes"):
     except SystemExit as e:
         got.append(str(e))
 os.environ.pop("SQCQ_SHUTDOWN_TRACE", None)
+# and SQCQ_TIMEOUT_SCALE reaches each targetcli command of the LIO setup
+os.environ["SQCQ_TIMEOUT_SCALE"] = "3"
+P.write({"host": {}, "lio": {"backstore": "fileio"}, "guests": [{}]}, os.path.join(d, "plan.json"))
+del os.environ["SQCQ_TIMEOUT_SCALE"]
+with open(os.path.join(d, "plan.json")) as f:
+    scaled = json.load(f)
+got += [scaled["lio"].get("timeout"), scaled["guests"][0].get("boot_timeout")]
 shutil.rmtree(d)
-ok = got[:2] == [True, False] and "SQCQ_SHUTDOWN_TRACE='yes' is invalid" in str(got[2])
+ok = (got[:2] == [True, False] and "SQCQ_SHUTDOWN_TRACE='yes' is invalid" in str(got[2])
+      and got[3:] == [360, 540])
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 6} - SQCQ_SHUTDOWN_TRACE switches the shutdown "
-      "recording through the plan; a bad value is refused" + ("" if ok else f": {got}"))
+      "recording through the plan, a bad value is refused; SQCQ_TIMEOUT_SCALE scales the targetcli timeout"
+      + ("" if ok else f": {got}"))
 sys.exit(1 if fails else 0)

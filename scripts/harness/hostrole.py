@@ -120,8 +120,10 @@ class Host:
 
     # -- LIO ---------------------------------------------------------------
     def targetcli(self, *cmds):
+        # (scaled by plan.write: creating the 1 GB fileio backstore on
+        # tmpfs took over 120 s on the debug host VM, 2026-12-01 03:29)
         for c in cmds:
-            self.sh(f"targetcli {c}", timeout=120)
+            self.sh(f"targetcli {c}", timeout=self.plan.get("lio", {}).get("timeout", 120))
 
     def setup_lio(self):
         lio = self.plan["lio"]

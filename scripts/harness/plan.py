@@ -145,6 +145,8 @@ def write(plan, path):
     if scale != 1:
         for g in plan.get("guests", []):
             g.setdefault("boot_timeout", 180)
+        if "lio" in plan:
+            plan["lio"].setdefault("timeout", 120)  # each targetcli command
         scale_timeouts(plan, scale)
         # The nested guests' own watchdogs too (Debian's defaults: RCU
         # stall 21 s, hung task 120 s): on the debug host VM a guest's
