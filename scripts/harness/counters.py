@@ -154,6 +154,7 @@ class KvmCounters:
             raise RuntimeError(f"{self.DEBUGFS} missing: mount debugfs and load kvm")
         self.vendor = "svm" if os.path.isdir("/sys/module/kvm_amd") else "vmx"
         self.tracing = os.path.isfile(f"{self.TRACEFS}/kvm_exit/trigger")
+        self.shutdown_trace = False  # recording shutdown exits (setup)
         self._before = None
 
     def _stats(self):
@@ -219,7 +220,7 @@ class KvmCounters:
 
     def teardown(self):
         if self.tracing:
-            if getattr(self, "shutdown_trace", False):
+            if self.shutdown_trace:
                 with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
                     f.write("0")
                 with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
