@@ -21,7 +21,11 @@
 # not just the step that met the reset; outside a group, only that step.  Also the monitor echo filter, and scripts/reliability.py --resume
 # --again: a finished test run again keeps its earlier result, listed in
 # the table with its verdict; a test cut off midway is moved aside.  And
-# where KVM saw a triple fault, from the kvm_exit trace (Guest.kvm_shutdown).
+# where KVM saw a triple fault, from the kvm_exit trace (Guest.kvm_shutdown);
+# a one-vCPU guest's silent triple fault is known from that shutdown exit
+# alone; and the two-guests step's second guest follows the first's rules
+# (a boot stall before its init is the emulator's) and loses its target on
+# every path.
 import contextlib
 import io
 import json
@@ -69,6 +73,8 @@ cases = [
     ("silent, no post-mortem (QEMU gone)", "", None, False),
 ]
 RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-triple-fault.log")
+# t44's one-vCPU second guest (2026-12-01 05:57): no reset dump shows it in the kernel.
+ONE_VCPU_RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-one-vcpu.log")
 DOUBLE_FAULT = open(os.path.join(TOP, "tests", "fixtures", "guest-console-double-fault.log")).read()
 tf_cases = [
     ("silent triple fault: run again", "SQCQ-L2: up after 12.18s\nSQCQ-L2: up after 13.84s\n", RESETS, True),
@@ -86,8 +92,17 @@ tf_cases = [
     ("silent triple fault where KVM saw it elsewhere: run again",
      "SQCQ-L2: up after 12.18s\nSQCQ-L2: up after 13.84s\n", RESETS, True,
      "vCPU 0 at ffffffffc0a41b2e (intr_info 0x80000b08, error_code 0x00000000)"),
+    ("one-vCPU guest, no vCPU in the kernel at its resets, KVM saw the shutdown, console silent "
+     "(t44's second guest, 2026-12-01 05:57): run again",
+     "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, True,
+     "vCPU 0 at iowrite16+0x10 (intr_info 0x800000ec, error_code 0x00000000)"),
+    ("the same with a report on the console: a failure",
+     "SQCQ-L2: up after 13.47s\n[ 80.2] BUG: kernel NULL pointer dereference, address: 0000000000000008\n",
+     ONE_VCPU_RESETS, False, "vCPU 0 at iowrite16+0x10 (intr_info 0x800000ec, error_code 0x00000000)"),
+    ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
+     "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 6}")
+print(f"1..{len(cases) + len(tf_cases) + 7}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -223,4 +238,41 @@ fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 6} - SQCQ_SHUTDOWN_TRACE switches the shutdown "
       "recording through the plan, a bad value is refused; SQCQ_TIMEOUT_SCALE scales the targetcli timeout"
       + ("" if ok else f": {got}"))
+# The two-guests step's second guest (hostrole.run_second_guest): a boot
+# that stopped before its init ran carries the emulator's verdict out of
+# the step (so the step runs again), and the second target is removed on
+# that path too (its rerun met "already exists: disk1", 2026-12-01 06:01).
+from harness import hostrole as H  # noqa: E402
+calls = []
+
+
+class SecondGuest(FakeGuest):
+    def __init__(self, *a, **kw):
+        super().__init__("[ 4.6] BUG: kernel NULL pointer dereference, address: 0000000000000000\n",
+                         [VCPU, WORKER, NX])
+
+    def start(self):
+        raise H.GuestError("guest did not answer within 180s (boot)")
+
+    def stop(self):
+        calls.append("stop")
+
+
+saved = (H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats)
+H.Guest, H.lio = SecondGuest, lambda cmd: calls.append(cmd.split()[0] + " " + cmd.split()[1])
+H.remove_second_target = lambda img: calls.append("remove")
+H.counters.poller_stats = lambda: {"pollers": 1}
+try:
+    H.run_second_guest({}, None, tempfile.mkdtemp(prefix="sqcq-t09-second-"),
+                       {"name": "g", "steps": [], "_boot": ("qemu", "k", "i", "vm")})
+    err = None
+except H.GuestError as e:
+    err = e
+finally:
+    H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats = saved
+why = getattr(err, "emulator", None)
+ok = bool(why) and "stalled at boot" in why and calls[-2:] == ["stop", "remove"]
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 7} - the second guest's boot stall is the emulator's "
+      "and its target goes" + ("" if ok else f": emulator={why!r}, calls {calls}, {err}"))
 sys.exit(1 if fails else 0)

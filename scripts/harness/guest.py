@@ -376,7 +376,11 @@ class Guest:
             console = open(self.console, errors="replace").read()
         except OSError:
             console = ""
-        if "(it triple-faulted)" in where and not re.search(REPORT, console):
+        # A triple fault: a vCPU found in its INIT state at the reset, or
+        # KVM's shutdown exit itself (the only evidence for a one-vCPU
+        # guest, whose reset dump shows no vCPU left in the kernel).
+        triple = "(it triple-faulted)" in where or bool(shutdown)
+        if triple and not re.search(REPORT, console):
             err.emulator = "nothing on the guest's console"
         elif flags := impossible_frame(console):
             err.emulator = (f"the console's first report shows EFLAGS {flags}, which has bits set "

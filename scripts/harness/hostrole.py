@@ -5,6 +5,7 @@ Loads the modules, configures LIO with targetcli-fb, runs the nested guests
 of a plan one after another, measures each fio step with the hypervisor's
 counters, and writes the results under the output directory.
 """
+import glob
 import json
 import os
 import re
@@ -303,6 +304,16 @@ def lio(cmd):
         raise HostError(f"targetcli {cmd}: {' '.join(p.stdout.split())[-200:]}")
 
 
+def remove_second_target(img):
+    """Delete run_second_guest's target, backstore and image if present."""
+    if os.path.isdir(f"/sys/kernel/config/target/vhost/{WWPN2}"):
+        lio(f"/vhost delete {WWPN2}")
+    if glob.glob("/sys/kernel/config/target/core/fileio_*/disk1"):
+        lio("/backstores/fileio delete disk1")
+    if os.path.exists(img):
+        os.unlink(img)
+
+
 def run_second_guest(step, g, gdir, gplan):
     """Two guests at once: a second one on its own target and disk.
 
@@ -330,7 +341,13 @@ def run_second_guest(step, g, gdir, gplan):
     tmo = step.get("timeout", 600)  # scaled with the plan (plan.write)
     err = None
     try:
-        b.start()
+        try:
+            b.start()
+        except GuestError as e:
+            # The first guest's rule (run_guest): a boot that stopped before
+            # the guest's init ran is the emulator's, and the step runs again.
+            e.emulator = boot_env_failure(b)
+            raise
         for r in run_steps(b, bdir, dict(gplan, steps=[x for x in gplan["steps"] if x.get("setup")]), None):
             if not r["ok"]:
                 raise HostError(f"second guest: {r['step']}: {r.get('error', '?')}")
@@ -356,17 +373,20 @@ def run_second_guest(step, g, gdir, gplan):
         b.stop()
     except GuestError as e:
         err = HostError(f"{err}; then: {e}" if err else str(e))
-    if err:
-        raise err
     for _ in range(100):
         left = counters.poller_stats()["pollers"]
         if left == n0:
             break
         time.sleep(0.1)
-    lio(f"/vhost delete {WWPN2}")
-    lio("/backstores/fileio delete disk1")
-    if os.path.exists(img):
-        os.unlink(img)
+    # The second target goes on every path: a step that is run again (the
+    # first guest reset by the emulator mid-step) creates it anew, and a
+    # target left behind made that fail with "already exists: disk1".
+    try:
+        remove_second_target(img)
+    except HostError as e:
+        err = HostError(f"{err}; then: {e}" if err else str(e))
+    if err:
+        raise err
     want = n0 + (1 if "sqcq_poll=on" in gplan.get("device_props", "") else 0)
     if both != want or left != n0:
         raise HostError(f"host pollers: {n0} before, {both} with both guests (expected {want}), "

@@ -28,7 +28,13 @@ done
 [ $# -eq 2 ] || die "usage: host-vm.sh [options] PLAN.json OUTDIR"
 plan=$(readlink -f "$1"); out=$(readlink -f "$2")
 [ -f "$plan" ] || die "plan $plan not found"
-need_cmd qemu-system-x86_64 timeout
+# SQCQ_L0_QEMU: the emulator for the host VM (default: Debian's
+# qemu-system-x86_64); experiments use an instrumented or a newer build
+# (docs/results.md, "t44's host-VM crashes").
+l0_qemu=${SQCQ_L0_QEMU:-qemu-system-x86_64}
+need_cmd "$l0_qemu" timeout
+l0_ver=$("$l0_qemu" -version | sed -n 's/^QEMU emulator version //p')
+[ -n "$l0_ver" ] || die "SQCQ_L0_QEMU=$l0_qemu: '-version' printed no QEMU version"
 need_root "booting the host VM (virtiofsd)"
 virtiofsd=/usr/lib/qemu/virtiofsd
 [ -x "$virtiofsd" ] || die "$virtiofsd missing: install qemu-system-x86 (make deps)"
@@ -92,11 +98,12 @@ boot() {
 		for _ in $(seq 50); do [ -S "$run/$s.sock" ] && break; sleep 0.1; done
 		[ -S "$run/$s.sock" ] || die "virtiofsd for '$s' did not start (log: $out/virtiofsd-$s.log)"
 	done
-	log "host VM: booting $(basename "$(dirname "$kernel")")/$(basename "$kernel") (timeout ${timeout_s}s; console: $out/l1-console.log)"
+	echo "$l0_ver" >"$out/l0-qemu.txt"
+	log "host VM: booting $(basename "$(dirname "$kernel")")/$(basename "$kernel") on QEMU $l0_ver (timeout ${timeout_s}s; console: $out/l1-console.log)"
 	t0=$(date +%s)
 	set +e
 	touch "$run/stamp"
-	timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+	timeout --kill-after=10 "$timeout_s" "$l0_qemu" \
 		-accel tcg -cpu max -smp "$smp" -m "${mem}M" \
 		-object memory-backend-memfd,id=mem,size="${mem}M",share=on -numa node,memdev=mem \
 		-chardev socket,id=root,path="$run/root.sock" \
