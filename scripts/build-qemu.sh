@@ -2,30 +2,42 @@
 # Build a minimal qemu-system-x86_64 (x86_64-softmmu, KVM, vhost-kernel) from
 # Debian's QEMU source with the project's qemu/ series applied.
 #
-# Usage: scripts/build-qemu.sh [--print-path]
+# Usage: scripts/build-qemu.sh [--print-path] [--l0-trace]
 #   --print-path   print the binary's path (building it first if needed)
+#   --l0-trace     instead, an emulator for the host VM (TCG) with the
+#                  qemu/l0-trace series: it prints every event the host VM
+#                  takes while its SVM global interrupt flag is clear, and
+#                  on a #DF the last SVM transitions of that CPU ("SQCQ-L0:"
+#                  lines on the host VM's console log).  --print-path then
+#                  prints a wrapper to use as SQCQ_L0_QEMU.
 #
 # The result is cached in $SQCQ_CACHE/qemu-<hash>, the hash covering the
 # source version, the series and this script, so a second run takes seconds.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-print=0
-case "${1:-}" in
---print-path) print=1 ;;
--h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-'') ;;
-*) die "unknown option '$1' (try --help)" ;;
-esac
-
-patches=$(grep -v '^#' "$SQCQ_TOP/qemu/series" | sed '/^$/d' || true)
+print=0 series=$SQCQ_TOP/qemu/series
 # What the binary depends on: the source version, the configure flags and
 # the series.  (Editing this script otherwise does not force a rebuild.)
 configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-kvm --enable-vhost-kernel --disable-docs --disable-werror --disable-install-blobs"
-key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat "$SQCQ_TOP/qemu/series";
-	for p in $patches; do cat "$SQCQ_TOP/qemu/$p"; done; } | sha256sum | cut -c1-16)
+for a in "$@"; do
+	case "$a" in
+	--print-path) print=1 ;;
+	--l0-trace)
+		series=$SQCQ_TOP/qemu/l0-trace/series
+		configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs" ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option '$a' (try --help)" ;;
+	esac
+done
+
+pdir=$(dirname "$series")
+patches=$(grep -v '^#' "$series" | sed '/^$/d' || true)
+key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat "$series";
+	for p in $patches; do cat "$pdir/$p"; done; } | sha256sum | cut -c1-16)
 dir=$SQCQ_CACHE/qemu-$key
 bin=$dir/build/qemu-system-x86_64
+[ "$series" = "$SQCQ_TOP/qemu/series" ] || bin=$dir/qemu-l0
 
 mkdir -p "$SQCQ_CACHE"
 # One build at a time (a second caller waits, then finds it cached).
@@ -55,7 +67,7 @@ log "qemu: preparing $dir"
 rm -rf "$dir"; mkdir -p "$dir"
 cp -a "$srcdir/tree" "$dir/src"
 for p in $patches; do
-	patch -d "$dir/src" -p1 --batch --forward -s <"$SQCQ_TOP/qemu/$p" >"$dir/patch.log" 2>&1 ||
+	patch -d "$dir/src" -p1 --batch --forward -s <"$pdir/$p" >"$dir/patch.log" 2>&1 ||
 		die "qemu patch $p does not apply to qemu $ver (log: $dir/patch.log)"
 done
 
@@ -68,7 +80,13 @@ log "qemu: configuring (log: $dir/build.log)"
 log "qemu: building (a few minutes; log: $dir/build.log)"
 ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||
 	die "qemu build failed: $(grep -m3 'error' "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
-[ -x "$bin" ] || die "qemu build finished without $bin (log: $dir/build.log)"
+[ -x "$dir/build/qemu-system-x86_64" ] || die "qemu build finished without $dir/build/qemu-system-x86_64 (log: $dir/build.log)"
+if [ "$bin" = "$dir/qemu-l0" ]; then
+	# Firmware from Debian's packages of the same QEMU version.
+	printf '#!/bin/sh\nexec %s -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
+		"$dir/build/qemu-system-x86_64" >"$bin"
+	chmod +x "$bin"
+fi
 rm -rf "$dir/src/.git"
 touch "$dir/.done"
 [ $print = 1 ] && echo "$bin" || log "qemu: built $bin"
