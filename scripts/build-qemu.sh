@@ -83,7 +83,7 @@ ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||
 [ -x "$dir/build/qemu-system-x86_64" ] || die "qemu build finished without $dir/build/qemu-system-x86_64 (log: $dir/build.log)"
 if [ "$bin" = "$dir/qemu-l0" ]; then
 	# Firmware from Debian's packages of the same QEMU version.
-	printf '#!/bin/sh\nexec %s -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
+	printf '#!/bin/sh\nexec "%s" -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
 		"$dir/build/qemu-system-x86_64" >"$bin"
 	chmod +x "$bin"
 fi

@@ -73,7 +73,7 @@ cases = [
     ("silent, no post-mortem (QEMU gone)", "", None, False),
 ]
 RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-triple-fault.log")
-# t44's one-vCPU second guest (2026-12-01 05:57): no reset dump shows it in the kernel.
+# t44's one-vCPU second guest (2026-12-01 05:53): no reset dump shows it in the kernel.
 ONE_VCPU_RESETS = os.path.join(TOP, "tests", "fixtures", "qemu-resets-one-vcpu.log")
 DOUBLE_FAULT = open(os.path.join(TOP, "tests", "fixtures", "guest-console-double-fault.log")).read()
 tf_cases = [
@@ -93,7 +93,7 @@ tf_cases = [
      "SQCQ-L2: up after 12.18s\nSQCQ-L2: up after 13.84s\n", RESETS, True,
      "vCPU 0 at ffffffffc0a41b2e (intr_info 0x80000b08, error_code 0x00000000)"),
     ("one-vCPU guest, no vCPU in the kernel at its resets, KVM saw the shutdown, console silent "
-     "(t44's second guest, 2026-12-01 05:57): run again",
+     "(t44's second guest, 2026-12-01 05:53): run again",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, True,
      "vCPU 0 at iowrite16+0x10 (intr_info 0x800000ec, error_code 0x00000000)"),
     ("the same with a report on the console: a failure",
@@ -102,7 +102,7 @@ tf_cases = [
     ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 7}")
+print(f"1..{len(cases) + len(tf_cases) + 9}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -240,13 +240,16 @@ print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 6} - SQCQ_SHUTD
       + ("" if ok else f": {got}"))
 # The two-guests step's second guest (hostrole.run_second_guest): a boot
 # that stopped before its init ran carries the emulator's verdict out of
-# the step (so the step runs again), and the second target is removed on
-# that path too (its rerun met "already exists: disk1", 2026-12-01 06:01).
+# the step (so the step runs again) and its QEMU is killed; the second
+# target is removed on that path and when its creation failed (a rerun met
+# "already exists: disk1", 2026-12-01 06:01), and left in place, named,
+# when the second QEMU cannot be stopped.
 from harness import hostrole as H  # noqa: E402
-calls = []
 
 
 class SecondGuest(FakeGuest):
+    stuck = False
+
     def __init__(self, *a, **kw):
         super().__init__("[ 4.6] BUG: kernel NULL pointer dereference, address: 0000000000000000\n",
                          [VCPU, WORKER, NX])
@@ -254,25 +257,51 @@ class SecondGuest(FakeGuest):
     def start(self):
         raise H.GuestError("guest did not answer within 180s (boot)")
 
-    def stop(self):
-        calls.append("stop")
+    def kill(self):
+        calls.append("kill")
+        if self.stuck:
+            raise H.GuestError("QEMU still there 120 s after SIGKILL")
 
 
-saved = (H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats)
-H.Guest, H.lio = SecondGuest, lambda cmd: calls.append(cmd.split()[0] + " " + cmd.split()[1])
-H.remove_second_target = lambda img: calls.append("remove")
-H.counters.poller_stats = lambda: {"pollers": 1}
-try:
-    H.run_second_guest({}, None, tempfile.mkdtemp(prefix="sqcq-t09-second-"),
-                       {"name": "g", "steps": [], "_boot": ("qemu", "k", "i", "vm")})
-    err = None
-except H.GuestError as e:
-    err = e
-finally:
-    H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats = saved
-why = getattr(err, "emulator", None)
-ok = bool(why) and "stalled at boot" in why and calls[-2:] == ["stop", "remove"]
-fails += not ok
-print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 7} - the second guest's boot stall is the emulator's "
-      "and its target goes" + ("" if ok else f": emulator={why!r}, calls {calls}, {err}"))
+def second(lio_fails=None, stuck=False):
+    """run_second_guest on fakes: (exception, calls)."""
+    calls.clear()
+    SecondGuest.stuck = stuck
+
+    def lio(cmd):
+        calls.append(" ".join(cmd.split()[:2]))
+        if lio_fails and cmd.startswith(lio_fails):
+            raise H.HostError(f"targetcli {cmd}: failed")
+    saved = (H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats)
+    H.Guest, H.lio = SecondGuest, lio
+    H.remove_second_target = lambda img: calls.append("remove")
+    H.counters.poller_stats = lambda: {"pollers": 1}
+    d = tempfile.mkdtemp(prefix="sqcq-t09-second-")
+    try:
+        H.run_second_guest({}, None, d, {"name": "g", "steps": [], "_boot": ("qemu", "k", "i", "vm")})
+        return None, list(calls)
+    except (H.GuestError, H.HostError) as e:
+        return e, list(calls)
+    finally:
+        H.Guest, H.lio, H.remove_second_target, H.counters.poller_stats = saved
+        shutil.rmtree(d)
+
+
+calls = []
+n = len(cases) + len(tf_cases) + 7
+e, c = second()
+why = getattr(e, "emulator", None)
+ok = bool(why) and "stalled at boot" in why and c[-2:] == ["kill", "remove"]
+e2, c2 = second(lio_fails="/vhost/")
+ok2 = e2 is not None and "failed" in str(e2) and c2[-1] == "remove" and "kill" not in c2
+e3, c3 = second(stuck=True)
+ok3 = (e3 is not None and "left in place" in str(e3) and "remove" not in c3
+       and str(e3).startswith("guest did not answer"))
+for i, (good, name, detail) in enumerate([
+        (ok, "the second guest's boot stall is the emulator's, its QEMU killed and its target removed",
+         f"emulator={why!r}, calls {c}, {e}"),
+        (ok2, "a failed target creation still removes what was created", f"calls {c2}, {e2}"),
+        (ok3, "a second QEMU that cannot be stopped keeps its target, and says so", f"calls {c3}, {e3}")]):
+    fails += not good
+    print(f"{'ok' if good else 'not ok'} {n + i} - {name}" + ("" if good else f": {detail}"))
 sys.exit(1 if fails else 0)

@@ -127,6 +127,8 @@ class Guest:
         if crash:
             raise GuestError(f"the guest crashed while booting and reset itself: {crash.group(0).strip()} "
                              f"(console: {self.console})")
+        # A later reset is judged by the shutdown exits after this point.
+        self.kvm_shutdown()
 
     def _monitor(self, commands, timeout=10):
         """Answers of QEMU's human monitor to COMMANDS ('' if it is silent)."""
@@ -431,6 +433,7 @@ class Guest:
         self._send(f"CMD {self.seq} echo b > /proc/sysrq-trigger")
         while self._readline(timeout or self.boot_timeout, "the reboot") != "@@READY":
             pass
+        self.kvm_shutdown()  # (that reset's own exits do not count later)
         return time.time() - t0
 
     def run(self, command, timeout=60):

@@ -298,8 +298,11 @@ def run_reboot(g, gdir, gplan):
 
 
 def lio(cmd):
-    p = subprocess.run(f"targetcli {cmd}", shell=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=120)
+    try:
+        p = subprocess.run(f"targetcli {cmd}", shell=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise HostError(f"targetcli {cmd}: no answer in 120 s") from None
     if p.returncode:
         raise HostError(f"targetcli {cmd}: {' '.join(p.stdout.split())[-200:]}")
 
@@ -320,27 +323,30 @@ def run_second_guest(step, g, gdir, gplan):
     The second guest boots with the same mode and modules, both write and
     verify (crc32c) at the same time, each through its own poller; the
     second one then shuts down and its poller must go while the first
-    guest's stays.
+    guest's stays.  Its target goes on every path (a step that is run
+    again, the first guest reset by the emulator mid-step, creates it
+    anew), except when its QEMU cannot be stopped: then it is in use.
     """
     qemu, kernel, initrd, role = gplan["_boot"]
     img = os.path.join(tempfile.gettempdir(), "sqcq-disk1.img")
     n0 = counters.poller_stats()["pollers"]
-    lio(f"/backstores/fileio create name=disk1 file_or_dev={img} size={step.get('size_mb', 256)}M")
-    lio(f"/vhost create {WWPN2}")
-    lio(f"/vhost/{WWPN2}/tpg1/luns create /backstores/fileio/disk1")
     bdir = os.path.join(gdir, "second")
     os.makedirs(bdir, exist_ok=True)
     dev = f"vhost-scsi-pci,wwpn={WWPN2},num_queues=1"
     if gplan.get("device_props"):
         dev += "," + gplan["device_props"]
-    b = Guest(gplan["name"] + "-second", qemu, kernel, initrd, bdir, smp=1, mem_mb=512,
-              device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role), extra=guest_extra(role),
-              cmdline=gplan.get("_cmdline", ""))
     fio = ("fio --name={n} --filename=/dev/sda --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
            "--ioengine=libaio --offset={o} --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1")
     tmo = step.get("timeout", 600)  # scaled with the plan (plan.write)
-    err = None
+    err = b = None
+    started = False
     try:
+        lio(f"/backstores/fileio create name=disk1 file_or_dev={img} size={step.get('size_mb', 256)}M")
+        lio(f"/vhost create {WWPN2}")
+        lio(f"/vhost/{WWPN2}/tpg1/luns create /backstores/fileio/disk1")
+        b = Guest(gplan["name"] + "-second", qemu, kernel, initrd, bdir, smp=1, mem_mb=512,
+                  device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role),
+                  extra=guest_extra(role), cmdline=gplan.get("_cmdline", ""))
         try:
             b.start()
         except GuestError as e:
@@ -348,6 +354,7 @@ def run_second_guest(step, g, gdir, gplan):
             # the guest's init ran is the emulator's, and the step runs again.
             e.emulator = boot_env_failure(b)
             raise
+        started = True
         for r in run_steps(b, bdir, dict(gplan, steps=[x for x in gplan["steps"] if x.get("setup")]), None):
             if not r["ok"]:
                 raise HostError(f"second guest: {r['step']}: {r.get('error', '?')}")
@@ -365,32 +372,32 @@ def run_second_guest(step, g, gdir, gplan):
         _, dm = b.run("dmesg", timeout=30)
         with open(b.dmesg, "w") as f:
             f.write(dm)
-    except (GuestError, HostError) as e:
+    except (GuestError, HostError, OSError) as e:
         err = e
     # Stopping the second guest can fail too (a QEMU that does not exit):
-    # that is reported after the first failure, not instead of it.
+    # that is reported after the first failure, not instead of it, and its
+    # target stays (QEMU still holds it; deleting it could block).
     try:
-        b.stop()
+        if b is not None:
+            b.stop() if started else b.kill()
     except GuestError as e:
-        err = HostError(f"{err}; then: {e}" if err else str(e))
+        raise HostError(f"{err}; then: {e}; its target {WWPN2} is left in place" if err else
+                        f"{e}; its target {WWPN2} is left in place") from None
     for _ in range(100):
         left = counters.poller_stats()["pollers"]
         if left == n0:
             break
         time.sleep(0.1)
-    # The second target goes on every path: a step that is run again (the
-    # first guest reset by the emulator mid-step) creates it anew, and a
-    # target left behind made that fail with "already exists: disk1".
+    want = n0 + (1 if "sqcq_poll=on" in gplan.get("device_props", "") else 0)
+    if err is None and (both != want or left != n0):
+        err = HostError(f"host pollers: {n0} before, {both} with both guests (expected {want}), "
+                        f"{left} after the second shut down (expected {n0})")
     try:
         remove_second_target(img)
-    except HostError as e:
+    except (HostError, OSError) as e:
         err = HostError(f"{err}; then: {e}" if err else str(e))
     if err:
         raise err
-    want = n0 + (1 if "sqcq_poll=on" in gplan.get("device_props", "") else 0)
-    if both != want or left != n0:
-        raise HostError(f"host pollers: {n0} before, {both} with both guests (expected {want}), "
-                        f"{left} after the second shut down (expected {n0})")
     return {"ok": True, "pollers": both,
             "output": f"two guests wrote and verified 64 MiB each at once; host pollers {n0} -> {both} "
                       f"-> {left} after the second shut down"}

@@ -32,9 +32,13 @@ plan=$(readlink -f "$1"); out=$(readlink -f "$2")
 # qemu-system-x86_64); experiments use an instrumented or a newer build
 # (docs/results.md, "t44's host-VM crashes").
 l0_qemu=${SQCQ_L0_QEMU:-qemu-system-x86_64}
+if [ -n "${SQCQ_L0_QEMU:-}" ]; then
+	[ -x "$l0_qemu" ] || die "SQCQ_L0_QEMU=$l0_qemu is not an executable (unset it for Debian's QEMU)"
+fi
 need_cmd "$l0_qemu" timeout
-l0_ver=$("$l0_qemu" -version | sed -n 's/^QEMU emulator version //p')
-[ -n "$l0_ver" ] || die "SQCQ_L0_QEMU=$l0_qemu: '-version' printed no QEMU version"
+l0_ver=$("$l0_qemu" -version 2>&1 | sed -n 's/^QEMU emulator version //p') || true
+[ -n "$l0_ver" ] || die "$l0_qemu -version printed no QEMU version (SQCQ_L0_QEMU selects the emulator)"
+l0_ver="$l0_ver, $(command -v "$l0_qemu")"
 need_root "booting the host VM (virtiofsd)"
 virtiofsd=/usr/lib/qemu/virtiofsd
 [ -x "$virtiofsd" ] || die "$virtiofsd missing: install qemu-system-x86 (make deps)"
