@@ -16,7 +16,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-print=0 series=$SQCQ_TOP/qemu/series
+print=0 l0=0 series=$SQCQ_TOP/qemu/series
 # What the binary depends on: the source version, the configure flags and
 # the series.  (Editing this script otherwise does not force a rebuild.)
 configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-kvm --enable-vhost-kernel --disable-docs --disable-werror --disable-install-blobs"
@@ -24,7 +24,7 @@ for a in "$@"; do
 	case "$a" in
 	--print-path) print=1 ;;
 	--l0-trace)
-		series=$SQCQ_TOP/qemu/l0-trace/series
+		l0=1 series=$SQCQ_TOP/qemu/l0-trace/series
 		configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs" ;;
 	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$a' (try --help)" ;;
@@ -37,7 +37,7 @@ key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat "$series";
 	for p in $patches; do cat "$pdir/$p"; done; } | sha256sum | cut -c1-16)
 dir=$SQCQ_CACHE/qemu-$key
 bin=$dir/build/qemu-system-x86_64
-[ "$series" = "$SQCQ_TOP/qemu/series" ] || bin=$dir/qemu-l0
+[ $l0 = 0 ] || bin=$dir/qemu-l0
 
 mkdir -p "$SQCQ_CACHE"
 # One build at a time (a second caller waits, then finds it cached).
@@ -81,7 +81,7 @@ log "qemu: building (a few minutes; log: $dir/build.log)"
 ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||
 	die "qemu build failed: $(grep -m3 'error' "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
 [ -x "$dir/build/qemu-system-x86_64" ] || die "qemu build finished without $dir/build/qemu-system-x86_64 (log: $dir/build.log)"
-if [ "$bin" = "$dir/qemu-l0" ]; then
+if [ $l0 = 1 ]; then
 	# Firmware from Debian's packages of the same QEMU version.
 	printf '#!/bin/sh\nexec "%s" -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
 		"$dir/build/qemu-system-x86_64" >"$bin"

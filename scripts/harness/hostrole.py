@@ -307,6 +307,11 @@ def lio(cmd):
         raise HostError(f"targetcli {cmd}: {' '.join(p.stdout.split())[-200:]}")
 
 
+def then(err, more):
+    """A HostError for MORE after the first failure ERR (None if none)."""
+    return HostError(f"{err}; then: {more}" if err else str(more))
+
+
 def remove_second_target(img):
     """Delete run_second_guest's target, backstore and image if present."""
     if os.path.isdir(f"/sys/kernel/config/target/vhost/{WWPN2}"):
@@ -381,8 +386,7 @@ def run_second_guest(step, g, gdir, gplan):
         if b is not None:
             b.stop() if started else b.kill()
     except GuestError as e:
-        raise HostError(f"{err}; then: {e}; its target {WWPN2} is left in place" if err else
-                        f"{e}; its target {WWPN2} is left in place") from None
+        raise then(err, f"{e}; its target {WWPN2} is left in place") from None
     for _ in range(100):
         left = counters.poller_stats()["pollers"]
         if left == n0:
@@ -395,7 +399,7 @@ def run_second_guest(step, g, gdir, gplan):
     try:
         remove_second_target(img)
     except (HostError, OSError) as e:
-        err = HostError(f"{err}; then: {e}" if err else str(e))
+        err = then(err, e)
     if err:
         raise err
     return {"ok": True, "pollers": both,
