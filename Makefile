@@ -27,8 +27,11 @@ deps:
 modules:
 	scripts/build-modules.sh
 
+# The nested guests' QEMU (qemu/series) and the host VM's emulator
+# under TCG (qemu/l0/series).
 qemu:
 	scripts/build-qemu.sh
+	scripts/build-qemu.sh --l0
 
 initramfs: modules
 	scripts/guest/mkinitramfs.sh

@@ -2,17 +2,24 @@
 # Build a minimal qemu-system-x86_64 (x86_64-softmmu, KVM, vhost-kernel) from
 # Debian's QEMU source with the project's qemu/ series applied.
 #
-# Usage: scripts/build-qemu.sh [--print-path] [--l0-trace]
+# Usage: scripts/build-qemu.sh [--print-path] [--l0 | --l0-trace]
 #   --print-path   print the binary's path (building it first if needed)
-#   --l0-trace     instead, an emulator for the host VM (TCG) with the
-#                  qemu/l0-trace series: it prints every event the host VM
-#                  takes while its SVM global interrupt flag is clear, and
-#                  on a #DF the last SVM transitions of that CPU ("SQCQ-L0:"
-#                  lines on the host VM's console log).  --print-path then
-#                  prints a wrapper to use as SQCQ_L0_QEMU.
+#   --l0           instead, the emulator that runs the host VM under TCG
+#                  (no usable KVM): Debian's QEMU with the qemu/l0 series,
+#                  which fixes nested SVM under multi-threaded TCG (lost
+#                  GIF/NPT updates on CPU 0: docs/design.md, "Running on
+#                  TCG").  --print-path then prints a wrapper that finds
+#                  the firmware of Debian's qemu-system-x86 package;
+#                  scripts/vm/host-vm.sh uses it unless SQCQ_L0_QEMU is set.
+#   --l0-trace     as --l0, plus the qemu/l0-trace series: a per-CPU trace
+#                  of SVM transitions dumped on a nested guest's triple
+#                  fault, a #VMEXIT outside guest mode, an event with GIF
+#                  clear, a host #DF ("SQCQ-L0:" lines on the host VM's
+#                  console log); use it as SQCQ_L0_QEMU.
 #
 # The result is cached in $SQCQ_CACHE/qemu-<hash>, the hash covering the
-# source version, the series and this script, so a second run takes seconds.
+# source version, the configure flags and the series, so a second run takes
+# seconds.
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
@@ -23,10 +30,11 @@ configure_flags="--target-list=x86_64-softmmu --without-default-features --enabl
 for a in "$@"; do
 	case "$a" in
 	--print-path) print=1 ;;
-	--l0-trace)
-		l0=1 series=$SQCQ_TOP/qemu/l0-trace/series
+	--l0|--l0-trace)
+		[ $l0 = 0 ] || die "--l0 and --l0-trace are one build each: pick one"
+		l0=1 series=$SQCQ_TOP/qemu/${a#--}/series
 		configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs" ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$a' (try --help)" ;;
 	esac
 done

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Description: the project's QEMU build lists the sqcq_poll property of
-# vhost-scsi-pci (default off), and the stock Debian QEMU does not.
+# vhost-scsi-pci (default off), and the stock Debian QEMU does not; the
+# host VM's emulator (build-qemu.sh --l0) is TCG built with the qemu/l0
+# fix for CPU 0's lost hflags2 updates, and host-vm.sh picks it.
 # timeout: 900
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib/common.sh"
@@ -14,3 +16,15 @@ if /usr/bin/qemu-system-x86_64 -device vhost-scsi-pci,help 2>&1 | grep -q sqcq_p
 	echo "FAIL: the stock QEMU lists sqcq_poll: the test cannot tell the builds apart"; exit 1
 fi
 echo "stock QEMU: no sqcq_poll (as expected)"
+
+# The host VM's emulator under TCG.
+l0=$("$SQCQ_TOP/scripts/build-qemu.sh" --l0 --print-path) || { echo "FAIL: the host VM's emulator (build-qemu.sh --l0) did not build"; exit 1; }
+ver=$("$l0" -version 2>&1 | sed -n 's/^QEMU emulator version //p')
+[ -n "$ver" ] || { echo "FAIL: $l0 -version printed no version"; exit 1; }
+"$l0" -accel help 2>&1 | grep -qx tcg || { echo "FAIL: $l0 has no TCG accelerator"; exit 1; }
+src=$(dirname "$l0")/src/target/i386/tcg/sysemu/fpu_helper.c
+grep -q 'if (qatomic_read(&env->hflags2) & HF2_IGNNE_MASK)' "$src" ||
+	{ echo "FAIL: $src lacks the qemu/l0 fix (cpu_clear_ignne writes CPU 0's hflags2 back unconditionally)"; exit 1; }
+echo "host VM emulator: QEMU $ver, $l0, with the qemu/l0 fix"
+grep -q 'build-qemu.sh" --l0 --print-path' "$SQCQ_TOP/scripts/vm/host-vm.sh" ||
+	{ echo "FAIL: scripts/vm/host-vm.sh does not default to the --l0 build"; exit 1; }

@@ -28,12 +28,18 @@ done
 [ $# -eq 2 ] || die "usage: host-vm.sh [options] PLAN.json OUTDIR"
 plan=$(readlink -f "$1"); out=$(readlink -f "$2")
 [ -f "$plan" ] || die "plan $plan not found"
-# SQCQ_L0_QEMU: the emulator for the host VM (default: Debian's
-# qemu-system-x86_64); experiments use an instrumented or a newer build
-# (docs/results.md, "t44's host-VM crashes").
-l0_qemu=${SQCQ_L0_QEMU:-qemu-system-x86_64}
+# The emulator for the host VM: the project's build of Debian's QEMU with
+# the qemu/l0 fixes for nested SVM under TCG (scripts/build-qemu.sh --l0,
+# built by 'make qemu'; Debian's own binary loses CPU 0's GIF and NPT
+# updates: docs/design.md, "Running on TCG").  SQCQ_L0_QEMU=<binary>
+# selects another one: /usr/bin/qemu-system-x86_64 for Debian's, or the
+# trace build (scripts/build-qemu.sh --l0-trace --print-path).
 if [ -n "${SQCQ_L0_QEMU:-}" ]; then
-	[ -x "$l0_qemu" ] || die "SQCQ_L0_QEMU=$l0_qemu is not an executable (unset it for Debian's QEMU)"
+	l0_qemu=$SQCQ_L0_QEMU
+	[ -x "$l0_qemu" ] || die "SQCQ_L0_QEMU=$l0_qemu is not an executable (unset it for the project's build)"
+else
+	l0_qemu=$("$SQCQ_TOP/scripts/build-qemu.sh" --l0 --print-path) ||
+		die "no emulator for the host VM: scripts/build-qemu.sh --l0 failed (see above; 'make qemu' builds it)"
 fi
 need_cmd "$l0_qemu" timeout
 l0_ver=$("$l0_qemu" -version 2>&1 | sed -n 's/^QEMU emulator version //p') || true
