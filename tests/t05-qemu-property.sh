@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Description: the project's QEMU build lists the sqcq_poll property of
 # vhost-scsi-pci (default off), and the stock Debian QEMU does not; the
-# host VM's emulator (build-qemu.sh --l0) is TCG built with the qemu/l0
-# fix for CPU 0's lost hflags2 updates, and host-vm.sh picks it.
+# host VM's emulator (build-qemu.sh --l0) is TCG built with every fix of
+# qemu/l0/series (CPU 0's lost hflags2 updates, the injected interrupt
+# delivered twice), and host-vm.sh picks it.
 # timeout: 900
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib/common.sh"
@@ -22,9 +23,16 @@ l0=$("$SQCQ_TOP/scripts/build-qemu.sh" --l0 --print-path) || { echo "FAIL: the h
 ver=$("$l0" -version 2>&1 | sed -n 's/^QEMU emulator version //p')
 [ -n "$ver" ] || { echo "FAIL: $l0 -version printed no version"; exit 1; }
 "$l0" -accel help 2>&1 | grep -qx tcg || { echo "FAIL: $l0 has no TCG accelerator"; exit 1; }
-src=$(dirname "$l0")/src/target/i386/tcg/sysemu/fpu_helper.c
-grep -q 'if (qatomic_read(&env->hflags2) & HF2_IGNNE_MASK)' "$src" ||
-	{ echo "FAIL: $src lacks the qemu/l0 fix (cpu_clear_ignne writes CPU 0's hflags2 back unconditionally)"; exit 1; }
-echo "host VM emulator: QEMU $ver, $l0, with the qemu/l0 fix"
+# Every fix of qemu/l0/series is in the source the binary was built from
+# (a patch reverses cleanly only where it was applied).
+src=$(dirname "$l0")/src
+n=0
+for p in $(grep -v '^#' "$SQCQ_TOP/qemu/l0/series" | sed '/^$/d'); do
+	patch -d "$src" -p1 -R -f --fuzz=0 --dry-run -s <"$SQCQ_TOP/qemu/l0/$p" >/dev/null 2>&1 ||
+		{ echo "FAIL: $src lacks qemu/l0/$p"; exit 1; }
+	n=$((n + 1))
+done
+[ $n -ge 2 ] || { echo "FAIL: qemu/l0/series lists $n fixes, expected the hflags2 and EVENTINJ ones"; exit 1; }
+echo "host VM emulator: QEMU $ver, $l0, with the $n fixes of qemu/l0"
 grep -q 'build-qemu.sh" --l0 --print-path' "$SQCQ_TOP/scripts/vm/host-vm.sh" ||
 	{ echo "FAIL: scripts/vm/host-vm.sh does not default to the --l0 build"; exit 1; }
