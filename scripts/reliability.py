@@ -2,8 +2,9 @@
 """Run the reliability suite on the debug kernel and print its table.
 
 Usage: reliability.py [--stock-kernel] [--tests t20,t41,...]
-       reliability.py --resume RUN_DIR [--again t21,t32]
+       reliability.py --resume RUN_DIR|ARCHIVE [--again t21,t32]
        reliability.py --table RUN_DIR
+       reliability.py --save RUN_DIR
 
 Builds (or reuses) the debug kernel of 'make kernel' (the series in tree,
 lockdep/PROVE_RCU, KASAN, kmemleak, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS),
@@ -32,6 +33,11 @@ time, commit and tests; the table says how many parts there were.
 earlier results are moved aside to <test>.earlier-<time>/ and the table
 lists them with their verdicts, so a rerun never hides a failure.
 --table RUN_DIR prints the table of a finished run again.
+--save RUN_DIR keeps a run beyond this machine: its logs, summaries and
+verdicts (not the host VM's kallsyms) in docs/reliability/<run>.tar.xz,
+to commit.  --resume accepts such an archive too: it is unpacked into
+results/ and the run goes on from there (on a new machine: the debug
+kernel is rebuilt first, and must be the same build, which is checked).
 Exits 1 if any scenario failed.
 """
 import argparse
@@ -41,6 +47,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -240,6 +247,50 @@ def resume_tests(run_dir, patterns, kinfo, again=()):
     return todo
 
 
+SAVED = os.path.join(TOP, "docs", "reliability")
+
+
+def save(run_dir):
+    """Pack @run_dir into docs/reliability/<run>.tar.xz; return its path."""
+    run_dir = os.path.abspath(run_dir)
+    if not os.path.isfile(os.path.join(run_dir, "kernel")):
+        sys.exit(f"reliability: {run_dir} is not a run of this script (no 'kernel' file in it)")
+    os.makedirs(SAVED, exist_ok=True)
+    dest = os.path.join(SAVED, os.path.basename(run_dir) + ".tar.xz")
+
+    def keep(ti):
+        # The host VM's symbols (1 MB a boot) are rebuilt with the kernel.
+        return None if ti.name.endswith("host-kallsyms.gz") else ti
+    with tarfile.open(dest + ".tmp", "w:xz") as tf:
+        tf.add(run_dir, arcname=os.path.basename(run_dir), filter=keep)
+    os.replace(dest + ".tmp", dest)
+    return dest
+
+
+def unpack(archive):
+    """Unpack a --save archive into results/; return the run directory."""
+    try:
+        tf = tarfile.open(archive)
+        names = tf.getnames()
+    except (tarfile.TarError, EOFError, OSError) as e:
+        sys.exit(f"reliability: cannot read {archive} ({e.__class__.__name__}); expected an archive of --save")
+    with tf:
+        tops = {n.split("/", 1)[0] for n in names}
+        if len(tops) != 1 or not re.fullmatch(r"reliability-[0-9-]+", next(iter(tops))) or \
+                any(n.startswith("/") or ".." in n.split("/") for n in names):
+            sys.exit(f"reliability: {archive} is not an archive of --save (one reliability-<time>/ in it)")
+        run_dir = os.path.join(TOP, "results", next(iter(tops)))
+        if os.path.exists(run_dir):
+            sys.exit(f"reliability: {run_dir} exists already: resume it, or move it away to unpack {archive}")
+        # (the "data" filter, where Python has it, refuses links out of the tree)
+        if hasattr(tarfile, "data_filter"):
+            tf.extractall(os.path.join(TOP, "results"), filter="data")
+        else:
+            tf.extractall(os.path.join(TOP, "results"))
+    print(f"reliability: unpacked {archive} into {run_dir}")
+    return run_dir
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stock-kernel", action="store_true", help="Debian's kernel, no debug options")
@@ -250,16 +301,22 @@ def main():
     ap.add_argument("--again", metavar="TESTS",
                     help="with --resume: comma-separated patterns of finished tests to run again")
     ap.add_argument("--table", metavar="RUN_DIR", help="print the table of a finished run")
+    ap.add_argument("--save", metavar="RUN_DIR", help="keep a run in docs/reliability/<run>.tar.xz")
     a = ap.parse_args()
     if a.table:
         text, ok = table(a.table)
         print(text, end="")
         return 0 if ok else 1
+    if a.save:
+        print(f"reliability: saved {a.save} in {save(a.save)}")
+        return 0
     if a.again and not a.resume:
         ap.error("--again needs --resume RUN_DIR (the run whose tests to run again)")
     env = dict(os.environ)
     if a.resume:
         run_dir = os.path.abspath(a.resume)
+        if a.resume.endswith(".tar.xz") and os.path.isfile(a.resume):
+            run_dir = unpack(a.resume)
         if not os.path.isfile(os.path.join(run_dir, "kernel")):
             sys.exit(f"reliability: {run_dir} is not a run of this script (no 'kernel' file in it)")
     else:

@@ -25,7 +25,8 @@
 # a one-vCPU guest's silent triple fault is known from that shutdown exit
 # alone; and the two-guests step's second guest follows the first's rules
 # (a boot stall before its init is the emulator's) and loses its target on
-# every path.
+# every path.  And reliability.py --save, then --resume of that archive on
+# a fresh checkout, gives back the same run.
 import contextlib
 import io
 import json
@@ -102,7 +103,7 @@ tf_cases = [
     ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 9}")
+print(f"1..{len(cases) + len(tf_cases) + 10}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -304,4 +305,45 @@ for i, (good, name, detail) in enumerate([
         (ok3, "a second QEMU that cannot be stopped keeps its target, and says so", f"calls {c3}, {e3}")]):
     fails += not good
     print(f"{'ok' if good else 'not ok'} {n + i} - {name}" + ("" if good else f": {detail}"))
+
+# reliability.py --save / --resume ARCHIVE: a run survives the machine.
+# The unpacked run gives the same table; the host VM's kallsyms stay out;
+# a second unpack and a file that is no archive are refused by name.
+top = tempfile.mkdtemp(prefix="sqcq-t09-save-")
+run = os.path.join(top, "results", "reliability-20261201-000000")
+os.makedirs(os.path.join(run, "t10-baseline-verify", "run"))
+for rel, text in (("kernel", "K\n"), ("parts", "2026-12-01 00:00 commit x: t10\n"),
+                  ("t10-baseline-verify/tap", "ok 1 - t10-baseline-verify (662s)\n"),
+                  ("t10-baseline-verify/run/l1-dmesg.txt", "[ 1.0] booted\n"),
+                  ("t10-baseline-verify/run/host-kallsyms.gz", "symbols")):
+    with open(os.path.join(run, rel), "w") as f:
+        f.write(text)
+saved_top, saved_dir = reliability.TOP, reliability.SAVED
+reliability.TOP, reliability.SAVED = top, os.path.join(top, "docs", "reliability")
+errs = []
+try:
+    before, _ = reliability.table(run)
+    arch = reliability.save(run)
+    shutil.move(run, run + ".gone")
+    with contextlib.redirect_stdout(io.StringIO()):
+        back = reliability.unpack(arch)
+    after, _ = reliability.table(back)
+    kept_syms = os.path.exists(os.path.join(back, "t10-baseline-verify", "run", "host-kallsyms.gz"))
+    for bad in (arch, os.path.join(top, "kernel")):
+        if bad != arch:
+            with open(bad, "w") as f:
+                f.write("not an archive\n")
+        try:
+            reliability.unpack(bad)
+            errs.append(f"{bad} unpacked")
+        except SystemExit as e:
+            errs.append(str(e))
+finally:
+    reliability.TOP, reliability.SAVED = saved_top, saved_dir
+    shutil.rmtree(top)
+ok = (before == after and "| **t10-baseline-verify** | ok |" in after and not kept_syms
+      and "exists already" in errs[0] and "cannot read" in errs[1])
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {n + 3} - reliability --save, then --resume of the archive, gives the same run"
+      + ("" if ok else f": kallsyms kept {kept_syms}, errors {errs}\n{before}\n{after}"))
 sys.exit(1 if fails else 0)
