@@ -250,11 +250,17 @@ def resume_tests(run_dir, patterns, kinfo, again=()):
 SAVED = os.path.join(TOP, "docs", "reliability")
 
 
-def save(run_dir):
-    """Pack @run_dir into docs/reliability/<run>.tar.xz; return its path."""
+def check_run(run_dir):
+    """@run_dir as an absolute path, if it is a run of this script."""
     run_dir = os.path.abspath(run_dir)
     if not os.path.isfile(os.path.join(run_dir, "kernel")):
         sys.exit(f"reliability: {run_dir} is not a run of this script (no 'kernel' file in it)")
+    return run_dir
+
+
+def save(run_dir):
+    """Pack @run_dir into docs/reliability/<run>.tar.xz; return its path."""
+    run_dir = check_run(run_dir)
     os.makedirs(SAVED, exist_ok=True)
     dest = os.path.join(SAVED, os.path.basename(run_dir) + ".tar.xz")
 
@@ -314,11 +320,10 @@ def main():
         ap.error("--again needs --resume RUN_DIR (the run whose tests to run again)")
     env = dict(os.environ)
     if a.resume:
-        run_dir = os.path.abspath(a.resume)
         if a.resume.endswith(".tar.xz") and os.path.isfile(a.resume):
-            run_dir = unpack(a.resume)
-        if not os.path.isfile(os.path.join(run_dir, "kernel")):
-            sys.exit(f"reliability: {run_dir} is not a run of this script (no 'kernel' file in it)")
+            run_dir = check_run(unpack(a.resume))
+        else:
+            run_dir = check_run(a.resume)
     else:
         run_dir = os.path.join(TOP, "results", f"reliability-{time.strftime('%Y%m%d-%H%M%S')}")
         os.makedirs(run_dir)
