@@ -9,10 +9,14 @@
 # kernels' logs stay clean.
 # Both pollers spin while I/O flows (spin_policy, tests/lib/vm.sh), so the
 # faults hit the polling path; the first write must show them working.
+# It runs from a copy of the tree under /tmp (use_tmp_checkout), where
+# the host VM's /tmp is read-only: every host step must write to the
+# role's scratch directory ($TMPDIR), the relink's among them (issue 16).
 # timeout: 900
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
+use_tmp_checkout
 run_plan --modes sqcq-poll --host-params "$spin_policy" --guest-params "$spin_policy" --steps write,lun-relink --then reverify,pollers:1
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:verify-write:poller.vq_work'>'100 \

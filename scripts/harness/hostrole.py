@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -364,14 +365,14 @@ def run_second_guest(step, g, gdir, gplan):
             if not r["ok"]:
                 raise HostError(f"second guest: {r['step']}: {r.get('error', '?')}")
         both = counters.poller_stats()["pollers"]
-        b.run(f"({fio.format(n='second', o='0')} >/tmp/second.log 2>&1; "
-                        "echo $? >/tmp/second.rc) >/dev/null 2>&1 &")
+        b.run(f"({fio.format(n='second', o='0')} >$TMPDIR/second.log 2>&1; "
+              "echo $? >$TMPDIR/second.rc) >/dev/null 2>&1 &")
         rc_a, out_a = g.run(fio.format(n="first", o="384M") + " --output-format=terse --terse-version=3"
-                            " >/tmp/first.log 2>&1; rc=$?; tail -3 /tmp/first.log; exit $rc", timeout=tmo)
+                            " >$TMPDIR/first.log 2>&1; rc=$?; tail -3 $TMPDIR/first.log; exit $rc", timeout=tmo)
         if rc_a:
             raise HostError(f"the first guest's fio verify failed while the second ran: {out_a[-300:]}")
-        rc_b, out_b = b.run(f"for i in $(seq {tmo * 10}); do [ -f /tmp/second.rc ] && break; sleep 0.1; done; "
-                            "cat /tmp/second.rc 2>/dev/null; tail -3 /tmp/second.log", timeout=tmo + 30)
+        rc_b, out_b = b.run(f"for i in $(seq {tmo * 10}); do [ -f $TMPDIR/second.rc ] && break; sleep 0.1; done; "
+                            "cat $TMPDIR/second.rc 2>/dev/null; tail -3 $TMPDIR/second.log", timeout=tmo + 30)
         if out_b.split()[:1] != ["0"]:
             raise HostError(f"the second guest's fio verify failed or did not end: {out_b[-300:]}")
         _, dm = b.run("dmesg", timeout=30)
@@ -416,7 +417,7 @@ class StepAbort(Exception):
 def run_fio(g, gdir, step, counter_src):
     name = step["name"]
     timeout = step.get("timeout", 300)
-    jpath = f"/tmp/fio-{name}.json"
+    jpath = f"$TMPDIR/fio-{name}.json"
     args = " ".join(shlex.quote(a) for a in step["args"])
     res = {}
     measure = step.get("measure", False) and counter_src is not None
@@ -433,7 +434,7 @@ def run_fio(g, gdir, step, counter_src):
     _, gp1 = g.run(counters.GUEST_POLLER_CMD)
     res["guest_poller"] = guest_poller_delta(gp0, gp1, res["poller"]["seconds"])
     _, ftext = g.run(f"cat {jpath}")
-    _, log = g.run(f"cat /tmp/o.{cid}")
+    _, log = g.run(f"cat $TMPDIR/o.{cid}")
     with open(os.path.join(gdir, f"{name}.fio.json"), "w") as f:
         f.write(ftext)
     with open(os.path.join(gdir, f"{name}.fio.log"), "w") as f:
@@ -779,6 +780,32 @@ def kmemleak_step(host):
 
 
 def run_plan(plan, out, role):
+    """Run PLAN with a scratch directory of its own as $TMPDIR.
+
+    Host commands (the plan's host steps and checks, targetcli, the
+    fileio image) write their scratch files under $TMPDIR, never under a
+    literal /tmp: in a host VM booted from a checkout under /tmp, /tmp is
+    the read-only shared root (scripts/vm/l1-init.sh).  The directory is
+    made inside the role's own temporary directory (the host VM's
+    /run/tmp, the user's $TMPDIR or /tmp on a real host) and removed at
+    the end.
+    """
+    old = os.environ.get("TMPDIR")
+    scratch = tempfile.mkdtemp(prefix="sqcq-host-")
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = None  # gettempdir() reads $TMPDIR again
+    try:
+        return _run_plan(plan, out, role)
+    finally:
+        if old is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = old
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
     summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
     try:

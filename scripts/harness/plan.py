@@ -201,7 +201,7 @@ def unbind_rebind_step():
     return {"name": "unbind-rebind", "type": "sh", "timeout": 180, "cmd": (
         f"dev=$(basename $(readlink -f {drv}/virtio*)); "
         f"fio --name=inflight --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
-        f"--ioengine=libaio --offset=256M --size=64M --time_based --runtime=30 >/tmp/inflight.log 2>&1 & "
+        f"--ioengine=libaio --offset=256M --size=64M --time_based --runtime=30 >$TMPDIR/inflight.log 2>&1 & "
         f"sleep 3; echo $dev > {drv}/unbind || exit 1; wait; "
         f"echo $dev > {drv}/bind || exit 1; "
         f"for i in $(seq 300); do [ -b {DISK} ] && break; sleep 0.1; done; [ -b {DISK} ] || exit 1; "
@@ -223,11 +223,11 @@ def suspend_step():
         "grep -qw freeze /sys/power/state || { echo \"no s2idle in /sys/power/state: $(cat /sys/power/state)\"; exit 1; }; "
         f"pid0=$(cat {stats} | awk '$1==\"pid\"{{print $2}}'); [ -n \"$pid0\" ] || {{ echo 'no CQ poller before suspend'; exit 1; }}; "
         f"fio --name=inflight --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
-        f"--ioengine=libaio --offset=256M --size=96M --verify=crc32c --do_verify=1 >/tmp/susp.log 2>&1 & "
+        f"--ioengine=libaio --offset=256M --size=96M --verify=crc32c --do_verify=1 >$TMPDIR/susp.log 2>&1 & "
         "f=$!; sleep 2; echo devices > /sys/power/pm_test || exit 1; "
         "echo freeze > /sys/power/state; rc=$?; echo none > /sys/power/pm_test; "
         "[ $rc = 0 ] || { echo \"suspend failed ($rc)\"; dmesg | tail -20; exit 1; }; "
-        "wait $f || { echo 'fio verify across the suspend failed:'; tail -20 /tmp/susp.log; exit 1; }; "
+        "wait $f || { echo 'fio verify across the suspend failed:'; tail -20 $TMPDIR/susp.log; exit 1; }; "
         "dmesg | grep -q 'PM: suspend entry' || { echo 'the kernel did not suspend'; exit 1; }; "
         f"pid1=$(cat {stats} | awk '$1==\"pid\"{{print $2}}'); "
         "[ -n \"$pid1\" ] && [ \"$pid1\" != \"$pid0\" ] || "
@@ -237,18 +237,18 @@ def suspend_step():
 
 def _bg_fio(name, verify):
     """Guest command: fio on the scratch region (beyond what 'write' wrote),
-    in the background; its exit code lands in /tmp/NAME.rc."""
+    in the background; its exit code lands in $TMPDIR/NAME.rc (the role's scratch directory)."""
     v = "--verify=crc32c --verify_fatal=1 --do_verify=1" if verify else "--time_based --runtime=60"
     return (f"(fio --name={name} --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=32 "
-            f"--ioengine=libaio --offset=256M --size=96M {v} >/tmp/{name}.log 2>&1; "
-            f"echo $? >/tmp/{name}.rc) >/dev/null 2>&1 &")
+            f"--ioengine=libaio --offset=256M --size=96M {v} >$TMPDIR/{name}.log 2>&1; "
+            f"echo $? >$TMPDIR/{name}.rc) >/dev/null 2>&1 &")
 
 
 def _bg_wait(name, what):
     return {"name": f"{name}-verify", "type": "sh", "timeout": 300, "cmd": (
-        f"for i in $(seq 2400); do [ -f /tmp/{name}.rc ] && break; sleep 0.1; done; "
-        f"[ \"$(cat /tmp/{name}.rc 2>/dev/null)\" = 0 ] || "
-        f"{{ echo 'fio verify across {what} failed:'; tail -15 /tmp/{name}.log; exit 1; }}; "
+        f"for i in $(seq 2400); do [ -f $TMPDIR/{name}.rc ] && break; sleep 0.1; done; "
+        f"[ \"$(cat $TMPDIR/{name}.rc 2>/dev/null)\" = 0 ] || "
+        f"{{ echo 'fio verify across {what} failed:'; tail -15 $TMPDIR/{name}.log; exit 1; }}; "
         f"echo 'fio write+verify across {what}: ok'")}
 
 
@@ -284,9 +284,9 @@ def _fault_steps(kind):
     if kind == "rmmod-busy":
         return [start,
                 {"name": "rmmod-refused", "type": "host", "expect_rc": 0, "cmd": (
-                    "if rmmod vhost_scsi 2>/tmp/rmmod.err; then echo 'rmmod vhost_scsi succeeded "
+                    "if rmmod vhost_scsi 2>$TMPDIR/rmmod.err; then echo 'rmmod vhost_scsi succeeded "
                     "while a guest uses it'; exit 1; fi; [ -d /sys/module/vhost_scsi ] || exit 1; "
-                    "echo \"refused: $(cat /tmp/rmmod.err)\"")},
+                    "echo \"refused: $(cat $TMPDIR/rmmod.err)\"")},
                 _bg_wait(kind, "a refused rmmod")]
     if kind == "cpu-offline":
         cpu = "/sys/devices/system/cpu/cpu1/online"
@@ -315,16 +315,16 @@ def _fault_steps(kind):
         return [start,
                 {"name": "lun-unlink-relink", "type": "host", "expect_rc": 0, "timeout": 240, "cmd": (
                     f"w0=$(awk '$1==\"wakeups\"{{print $2}}' {stats} | head -1); "
-                    "targetcli $SQCQ_LIO_TPG/luns delete lun0 >/tmp/relink.log 2>&1 || "
-                    "{ echo 'cannot unlink lun0:'; cat /tmp/relink.log; exit 1; }; sleep 3; "
-                    "targetcli $SQCQ_LIO_TPG/luns create $SQCQ_LIO_BACKSTORE >>/tmp/relink.log 2>&1 || "
-                    "{ echo 'cannot link the LUN again:'; cat /tmp/relink.log; exit 1; }; "
+                    "targetcli $SQCQ_LIO_TPG/luns delete lun0 >$TMPDIR/relink.log 2>&1 || "
+                    "{ echo 'cannot unlink lun0:'; cat $TMPDIR/relink.log; exit 1; }; sleep 3; "
+                    "targetcli $SQCQ_LIO_TPG/luns create $SQCQ_LIO_BACKSTORE >>$TMPDIR/relink.log 2>&1 || "
+                    "{ echo 'cannot link the LUN again:'; cat $TMPDIR/relink.log; exit 1; }; "
                     f"ls {stats} >/dev/null 2>&1 || {{ echo 'the poller is gone after the relink'; exit 1; }}; "
                     "echo \"LUN unlinked 3 s and linked again; poller alive (wakeups $w0 before)\"")},
                 {"name": "lun-back-verify", "type": "sh", "timeout": 300, "cmd": (
-                    f"for i in $(seq 900); do [ -f /tmp/{kind}.rc ] && break; sleep 0.1; done; "
-                    f"[ -f /tmp/{kind}.rc ] || {{ echo 'fio (60 s, time-based) did not end within 90 s of the relink'; exit 1; }}; "
-                    f"echo \"fio across the unlink ended with $(cat /tmp/{kind}.rc)\"; "
+                    f"for i in $(seq 900); do [ -f $TMPDIR/{kind}.rc ] && break; sleep 0.1; done; "
+                    f"[ -f $TMPDIR/{kind}.rc ] || {{ echo 'fio (60 s, time-based) did not end within 90 s of the relink'; exit 1; }}; "
+                    f"echo \"fio across the unlink ended with $(cat $TMPDIR/{kind}.rc)\"; "
                     "for i in $(seq 100); do [ -b /dev/sda ] && break; sleep 0.1; done; "
                     "n=$(dmesg | grep -c 'Attached SCSI disk'); how=\"stayed\"; [ $n -gt 1 ] && how=\"re-attached (hotplug)\"; "
                     "if [ ! -b /dev/sda ]; then how=\"re-attached (rescan)\"; "
@@ -333,7 +333,7 @@ def _fault_steps(kind):
                     "[ -b /dev/sda ] || { echo 'the disk did not come back'; dmesg | tail -15; exit 1; }; "
                     f"fio --name=back --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
                     "--ioengine=libaio --offset=384M --size=32M --verify=crc32c --verify_fatal=1 "
-                    ">/tmp/back.log 2>&1 || { echo 'verified I/O on the relinked LUN failed:'; tail -15 /tmp/back.log; exit 1; }; "
+                    ">$TMPDIR/back.log 2>&1 || { echo 'verified I/O on the relinked LUN failed:'; tail -15 $TMPDIR/back.log; exit 1; }; "
                     "echo \"$(dmesg | grep -c 'FAILED Result') commands failed while the LUN was gone; disk $how; "
                     "32 MiB written and verified after the relink\"")}]
     raise ValueError(f"unknown fault '{kind}'")

@@ -90,7 +90,7 @@ mkdir -p "$out"
 rm -f "$out/l1-rc" "$out/l1-hung" "$out/l1-died"
 [ "$plan" = "$out/plan.json" ] || cp "$plan" "$out/plan.json"
 
-run=$(mktemp -d /tmp/sqcq-l1.XXXXXX)
+run=$(mktemp -d -t sqcq-l1.XXXXXX)
 pids=()
 cleanup() {
 	local p

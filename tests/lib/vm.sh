@@ -21,6 +21,32 @@ run_plan() {
 	# line through tests/lib/summary.py, which every test runs next)
 }
 
+# use_tmp_checkout: run this test's plans from a copy of the tree under
+# /tmp, as a user who clones into /tmp does (the project's files, committed
+# or not; build outputs stay shared through SQCQ_BUILD, so nothing is
+# rebuilt).  The host VM then keeps /tmp as its read-only shared root, for
+# the checkout to stay visible (scripts/vm/l1-init.sh): a host command that
+# writes a literal /tmp path fails there.  The copy goes when the test ends.
+use_tmp_checkout() {
+	local d
+	case "$SQCQ_TOP/" in
+	/tmp/*) echo "the checkout is already under /tmp: $SQCQ_TOP"; return 0 ;;
+	esac
+	# (a literal /tmp on purpose: that is the case under test)
+	d=$(mktemp -d /tmp/sqcq-checkout.XXXXXX) || { echo "FAIL: cannot make a directory under /tmp"; exit 1; }
+	# shellcheck disable=SC2064 # expand $d now
+	trap "rm -rf '$d'" EXIT
+	if git -C "$SQCQ_TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git -C "$SQCQ_TOP" ls-files -z --cached --others --exclude-standard |
+			tar -C "$SQCQ_TOP" --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C "$d" -xf -
+	else
+		tar -C "$SQCQ_TOP" --exclude=./build --exclude=./results -cf - . | tar -C "$d" -xf -
+	fi
+	[ -x "$d/scripts/run-plan.sh" ] || { echo "FAIL: copying the tree to $d failed"; exit 1; }
+	echo "running from a copy of the tree under /tmp: $d (build outputs: $SQCQ_BUILD)"
+	SQCQ_TOP=$d
+}
+
 # build_vhostdrv: compile the userspace vhost driver (tests/vhostdrv) into
 # $SQCQ_BUILD/tools/vhostdrv and set $tool to it.
 build_vhostdrv() {
