@@ -2,9 +2,15 @@
 """Run the fio matrix on nested VMs and print a table (the main job).
 
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
-                 [--runtime S] [--repeats N] [--backstore fileio|rd_mcp|null_blk]
+                 [--runtime S] [--repeats N] [--noise|--no-noise]
+                 [--backstore fileio|rd_mcp|null_blk]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
                  [--vcpus N] [--host-vcpus N] [--no-ceiling] [--out DIR]
+
+--repeats N runs N interleaved rounds: each round runs every mode once, in
+turn; each figure is the median over rounds with its min and max, and a
+mode's ratio to baseline is the median of its per-round ratios to the
+baseline of the same round.
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
@@ -76,6 +82,114 @@ def launch(role, env, plan, out, sub, cells, runtime):
         sys.exit(f"matrix: the run left no summary (exit {rc}); see {out}/{sub}/l1-console.log")
 
 
+def check_args(a, matrix, modes):
+    """Every choice checked before anything builds or boots: a one-line
+    error naming the value and the valid choices."""
+    if a.profile not in matrix["profiles"]:
+        sys.exit(f"matrix: unknown profile '{a.profile}' (known: {', '.join(matrix['profiles'])})")
+    prof = matrix["profiles"][a.profile]
+    mode_list = [m for m in a.modes.split(",") if m] if a.modes else list(prof["modes"])
+    known = [m for m in modes["modes"]]
+    for m in mode_list:
+        if m not in modes["modes"]:
+            sys.exit(f"matrix: unknown mode '{m}' (known: {', '.join(known)})")
+    dup = sorted({m for m in mode_list if mode_list.count(m) > 1})
+    if dup:
+        sys.exit(f"matrix: mode {', '.join(dup)} listed more than once; use --repeats N for "
+                 f"interleaved rounds of every mode")
+    if "baseline" not in mode_list:
+        sys.exit("matrix: the modes must include baseline (every ratio is to the baseline of "
+                 f"the same round); got {','.join(mode_list)}")
+    tests = prof["tests"]
+    if a.tests:
+        want = a.tests.split(",")
+        missing = [w for w in want if w not in {test_name(t) for t in tests}]
+        if missing:
+            sys.exit(f"matrix: unknown test '{missing[0]}' in profile {a.profile} "
+                     f"(known: {', '.join(test_name(t) for t in prof['tests'])})")
+        tests = [t for t in tests if test_name(t) in want]
+    for n, what in ((a.vcpus, "--vcpus"), (a.host_vcpus, "--host-vcpus")):
+        if n is not None and not 1 <= n <= 64:
+            sys.exit(f"matrix: {what} {n} out of range (1..64)")
+    repeats = a.repeats if a.repeats is not None else prof["repeats"]
+    if repeats < 1:
+        sys.exit(f"matrix: --repeats {repeats} is invalid: the number of interleaved rounds, 1 or more")
+    runtime = a.runtime if a.runtime is not None else prof["runtime"]
+    if runtime < 1:
+        sys.exit(f"matrix: --runtime {runtime} is invalid: seconds per cell, 1 or more")
+    noise = prof.get("noise", False) if a.noise is None else a.noise
+    a.backstore = a.backstore or prof.get("backstore", "fileio")
+    for m in mode_list:
+        peer = modes["modes"][m].get("peer")
+        if peer and a.backstore not in P.PEER_BACKSTORES:
+            sys.exit(f"matrix: mode {m} (QEMU's own {peer}) cannot open backstore '{a.backstore}' "
+                     f"(LIO's ramdisk has no file or device outside LIO); use --backstore "
+                     f"{' or '.join(P.PEER_BACKSTORES)}, or leave {m} out")
+    return mode_list, tests, runtime, repeats, noise
+
+
+def write_report(out, summary):
+    """OUT/report.md, the plots, and the table on stdout, from a run's
+    summary.json (matrix.py --report DIR renders an earlier run again)."""
+    mode_list, names, noise = summary["modes"], summary["tests"], summary.get("noise")
+    rows = R.table(summary, mode_list, names)
+    verdicts = R.verdict_lines(summary, mode_list, names)
+    idle = R.idle_lines(summary)
+    with open(os.path.join(P.TOP, "bench", "anchors.toml"), "rb") as f:
+        anchors = tomllib.load(f)
+    n = summary["rounds"]
+    shape = (f"backstore {summary['backstore']}, {n} interleaved round{'s' if n > 1 else ''}, "
+             f"host role {summary['role']}")
+    try:
+        pngs = R.plots(summary, mode_list, names, out, title=shape)
+    except ImportError as e:
+        pngs = []
+        print(f"matrix: no plots ({e}); install python3-matplotlib (make deps)")
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write(f"# fio matrix ({summary['profile']})\n\n{len(mode_list)} modes, {shape}, runtime "
+                f"{summary['runtime']}s per cell, guest vCPUs {summary.get('guest_vcpus') or '-'}, host "
+                f"parameters '{summary.get('host_params') or 'defaults'}', guest parameters "
+                f"'{summary.get('guest_params') or 'defaults'}'"
+                f"{', baseline run twice per round (noise)' if noise else ''}\n\n"
+                f"Reproduce: `{' '.join(summary.get('argv', []))}`\n\n"
+                f"Each figure is the median over the rounds (n: rounds it rests on) with its "
+                f"min-max; 'vs base' is the median of the per-round ratios to the baseline of the "
+                f"same round, with their min-max.  Per-I/O counts: exits = all VM exits of the "
+                f"guest (host KVM), kicks = notification (MMIO) exits, inj = interrupt injections, "
+                f"irqs = the guest's request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ "
+                f"poller threads; vs host = IOPS / fio in the host on the same backstore (no VM).\n\n"
+                f"{R.render_markdown(rows)}\n\n## Verdict and noise\n\n"
+                + "".join(f"  - {v.strip()}\n" if v.startswith("  ") else f"- {v}\n" for v in verdicts)
+                + "\n## Per test\n\n"
+                "Medians over rounds [min-max]; the IOPS ratio is paired per round, the other "
+                "ratios are of medians; latency is fio's completion latency in the guest; fio "
+                "usr/sys is fio's own CPU use.\n\n"
+                f"{R.test_tables_markdown(summary, mode_list + ([R.NOISE] if noise else []), names)}")
+        for w in summary.get("warnings", []):
+            f.write(f"\n**Warning**: {w}.\n")
+        if idle:
+            f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
+        f.write("\n## Ratios to baseline beside the proposal's\n\n"
+                "Source: bench/anchors.toml (the RFC authors' tables; 16 vCPUs, NVMe). "
+                "Absolute IOPS are not comparable (nested, 2 cores); ratios are.\n\n"
+                + R.anchor_markdown(summary, mode_list, names, anchors) + "\n")
+        if pngs:
+            f.write("\n## Plots\n\n" + "".join(f"![{os.path.basename(p)}]({os.path.basename(p)})\n"
+                                                for p in pngs))
+        if summary.get("partial"):
+            f.write("\n**Incomplete run**: the host role stopped before the end; cells shown as "
+                    "not run are missing. Logs: run/l1-console.log (and run2/).\n")
+    print()
+    print(f"{shape}; medians over rounds, 'vs base' paired per round")
+    print(R.render_text(rows))
+    print()
+    for v in verdicts:
+        print(v)
+    for x in idle:
+        print("idle: " + x)
+    print(f"\nreport: {out}/report.md")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -85,7 +199,8 @@ def main():
     ap.add_argument("--tests")
     ap.add_argument("--runtime", type=int)
     ap.add_argument("--repeats", type=int)
-    ap.add_argument("--backstore", default="fileio", choices=["fileio", "rd_mcp", "null_blk"])
+    ap.add_argument("--backstore", choices=["fileio", "rd_mcp", "null_blk"],
+                    help="LIO backstore (and the peers' disk); default: the profile's")
     ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
     ap.add_argument("--host-params", default="",
                     help="vhost_scsi module parameters, e.g. 'sqcq_spin_max_us=400'")
@@ -100,32 +215,31 @@ def main():
                     help="skip the host ceiling (fio in the host on the same backstore)")
     ap.add_argument("--no-retry", action="store_true",
                     help="do not run the modes a hung host VM left in a second host VM")
+    ap.add_argument("--noise", dest="noise", action="store_true", default=None,
+                    help="run baseline a second time at the end of every round (baseline against "
+                    "baseline: the noise line); the profile says whether by default")
+    ap.add_argument("--no-noise", dest="noise", action="store_false",
+                    help="no second baseline run: the noise line uses the spread of baseline's rounds")
     ap.add_argument("--out")
+    ap.add_argument("--report", metavar="DIR",
+                    help="render DIR's report.md, plots and table again from its summary.json; run nothing")
     a = ap.parse_args()
+    if a.report:
+        try:
+            with open(os.path.join(a.report, "summary.json")) as f:
+                summary = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"matrix: --report {a.report}: no readable summary.json ({e})")
+        if "modes" not in summary:
+            sys.exit(f"matrix: --report {a.report}: summary.json is from a matrix.py without "
+                     "interleaved rounds; run the matrix again")
+        write_report(os.path.abspath(a.report), summary)
+        return 0
 
     with open(os.path.join(P.TOP, "bench", "matrix.toml"), "rb") as f:
         matrix = tomllib.load(f)
     modes = P.load_modes()
-    if a.profile not in matrix["profiles"]:
-        sys.exit(f"matrix: unknown profile '{a.profile}' (known: {', '.join(matrix['profiles'])})")
-    prof = matrix["profiles"][a.profile]
-    mode_list = a.modes.split(",") if a.modes else prof["modes"]
-    for m in mode_list:
-        if m not in modes["modes"]:
-            sys.exit(f"matrix: unknown mode '{m}' (known: {', '.join(modes['modes'])})")
-    tests = prof["tests"]
-    if a.tests:
-        want = a.tests.split(",")
-        tests = [t for t in tests if test_name(t) in want]
-        missing = set(want) - {test_name(t) for t in tests}
-        if missing:
-            sys.exit(f"matrix: unknown tests {sorted(missing)} in profile {a.profile} "
-                     f"(known: {', '.join(test_name(t) for t in prof['tests'])})")
-    for n, what in ((a.vcpus, "--vcpus"), (a.host_vcpus, "--host-vcpus")):
-        if n is not None and not 1 <= n <= 64:
-            sys.exit(f"matrix: {what} {n} out of range (1..64)")
-    runtime = a.runtime or prof["runtime"]
-    repeats = a.repeats or prof["repeats"]
+    mode_list, tests, runtime, repeats, noise = check_args(a, matrix, modes)
     out = os.path.abspath(a.out or os.path.join(P.TOP, "results", f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
     os.makedirs(out, exist_ok=True)
 
@@ -139,24 +253,32 @@ def main():
                                             numjobs=t["numjobs"], runtime=runtime)
                       if not x.startswith("--filename=")]}
             for t in tests]
-    for m in mode_list:
-        steps = []
-        for t in tests:
-            for r in range(repeats):
-                steps.append({"name": f"{test_name(t)}#{r + 1}" if repeats > 1 else test_name(t),
-                              "type": "fio", "measure": True, "timeout": runtime + 180,
-                              "args": P.fio_args(m, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
-                                                 numjobs=t["numjobs"], runtime=runtime)})
-        steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
-        g = P.guest(m, m, modes, steps, guest_params=a.guest_params)
-        g["continue_after_failure"] = True
-        if a.vcpus:
-            g["smp"] = a.vcpus
-            g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
-        plan["guests"].append(g)
-    cells = len(mode_list) * len(tests) * repeats
-    print(f"matrix: profile {a.profile}, {len(mode_list)} modes x {len(tests)} tests x {repeats} "
-          f"= {cells} cells of {runtime}s; results in {out}", flush=True)
+    # Interleaved rounds: round 1 runs every mode once, in turn, then round
+    # 2 the same again, so that slow drift of this shared machine hits every
+    # mode alike and each mode pairs with the baseline of its own round.
+    # With --noise (the profile's default) baseline runs a second time at
+    # the end of each round: baseline against baseline.
+    guests_map = {}
+    for r in range(1, repeats + 1):
+        for m in mode_list + ([R.NOISE] if noise else []):
+            setup = "baseline" if m == R.NOISE else m
+            steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
+                      "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
+                                         numjobs=t["numjobs"], runtime=runtime)}
+                     for t in tests]
+            steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
+            name = f"r{r}-{m}"
+            g = P.guest(name, setup, modes, steps, guest_params=a.guest_params)
+            g["continue_after_failure"] = True
+            if a.vcpus:
+                g["smp"] = a.vcpus
+                g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
+            plan["guests"].append(g)
+            guests_map[name] = {"mode": m, "round": r}
+    cells = len(plan["guests"]) * len(tests)
+    print(f"matrix: profile {a.profile}, {repeats} interleaved round{'s' if repeats > 1 else ''} x ({len(mode_list)} modes"
+          f"{' + baseline again' if noise else ''}) x {len(tests)} tests = {cells} cells of {runtime}s, "
+          f"backstore {a.backstore}; results in {out}", flush=True)
     env = dict(os.environ)
     if a.host_vcpus:
         env["SQCQ_HOST_SMP"] = str(a.host_vcpus)
@@ -188,55 +310,19 @@ def main():
         if os.path.exists(retried):
             warnings.append(f"{open(retried).readline().strip()} ({sub}/l1-console.boot-crash.log)")
             print(f"matrix: warning: {warnings[-1]}", flush=True)
+    names = [test_name(t) for t in tests]
+    g0 = plan["guests"][0] if plan["guests"] else {}
+    summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
+                   runtime=runtime, role=summary.get("role", a.role), modes=mode_list, tests=names,
+                   noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"),
+                   host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
+    summary["cells"] = R.result_cells(summary, mode_list, names, a.backstore)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
-    rows = R.table(summary, mode_list, [test_name(t) for t in tests])
-    idle = R.idle_lines(summary)
-    names = [test_name(t) for t in tests]
-    with open(os.path.join(P.TOP, "bench", "anchors.toml"), "rb") as f:
-        anchors = tomllib.load(f)
-    try:
-        pngs = R.plots(summary, mode_list, names, out)
-    except ImportError as e:
-        pngs = []
-        print(f"matrix: no plots ({e}); install python3-matplotlib (make deps)")
-    with open(os.path.join(out, "report.md"), "w") as f:
-        g0 = plan["guests"][0] if plan["guests"] else {}
-        f.write(f"# fio matrix ({a.profile})\n\n{len(mode_list)} modes, runtime {runtime}s, "
-                f"best of {repeats} (median beside it), backstore {a.backstore}, guest vCPUs "
-                f"{g0.get('smp', '-')}, host parameters '{a.host_params or 'defaults'}', guest "
-                f"parameters '{a.guest_params or 'defaults'}'\n\n"
-                f"Reproduce: `{' '.join(sys.argv)}`\n\n"
-                f"Per-I/O counts: exits = all VM exits of the guest (host KVM), kicks = "
-                f"notification (MMIO) exits, inj = interrupt injections, irqs = the guest's "
-                f"request-queue interrupts; SQ/CQ CPU% = host SQ / guest CQ poller threads; "
-                f"vs host = IOPS / fio in the host on the same backstore (no VM).\n\n"
-                f"{R.render_markdown(rows)}\n\n## Per test\n\n"
-                f"Ratios in parentheses are mode / baseline; latency is fio's completion "
-                f"latency in the guest; fio usr/sys is fio's own CPU use.\n\n"
-                f"{R.test_tables_markdown(summary, mode_list, names)}")
-        for w in warnings:
-            f.write(f"\n**Warning**: {w}.\n")
-        if idle:
-            f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
-        f.write("\n## Ratios to baseline beside the proposal's\n\n"
-                "Source: bench/anchors.toml (the RFC authors' tables; 16 vCPUs, NVMe). "
-                "Absolute IOPS are not comparable (nested, 2 cores); ratios are.\n\n"
-                + R.anchor_markdown(summary, mode_list, names, anchors) + "\n")
-        if pngs:
-            f.write("\n## Plots\n\n" + "".join(f"![{os.path.basename(p)}]({os.path.basename(p)})\n"
-                                                for p in pngs))
-    print()
-    print(R.render_text(rows))
-    for x in idle:
-        print("idle: " + x)
-    print(f"\nreport: {out}/report.md")
+    write_report(out, summary)
     if summary.get("partial"):
         print(f"matrix: the host role stopped before the end (exit {rc}); cells after the last "
               f"finished guest are missing; see {out}/run/l1-console.log")
-        with open(os.path.join(out, "report.md"), "a") as f:
-            f.write(f"\n**Incomplete run**: the host role stopped before the end (exit {rc}); "
-                    f"cells shown as not run are missing. Logs: run/l1-console.log (and run2/).\n")
         return 1
     if "error" in summary.get("host", {}):
         print(f"matrix: host error: {summary['host']['error']}")

@@ -1,9 +1,15 @@
 #!/usr/bin/python3
 # Description: the matrix report generator on a recorded run
 # (tests/fixtures/matrix-summary.json, one cell marked failed): cell
-# selection, best and median of repeats, ratios to baseline and to the
+# selection, medians and spreads of repeats, ratios to baseline and to the
 # host ceiling, per-test tables, the failed cell shown as FAILED, ratios
-# beside the proposal's, idle cost, plots written, and compare.
+# beside the proposal's, idle cost, plots written, and compare.  And the
+# interleaved rounds (scripts/harness/rounds.py) on recorded rounds: the
+# ratio to baseline is paired per round (a test that fails if the pairing
+# is wrong: the unpaired ratio of medians differs), the verdict line
+# (median >= 0.97x and best round >= 1.0x in every test), the noise line
+# (baseline run twice per round, or baseline's spread over rounds), and
+# summary.json's flat 'cells' list.
 # timeout: 120
 import json
 import os
@@ -17,6 +23,7 @@ sys.dont_write_bytecode = True
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
 from harness import report as R  # noqa: E402
+from harness import rounds as RD  # noqa: E402
 
 with open(os.path.join(TOP, "tests", "fixtures", "matrix-summary.json")) as f:
     S = json.load(f)
@@ -69,13 +76,14 @@ class Report(unittest.TestCase):
 
     def test_median_and_ceiling(self):
         s, b = self.with_extras()
-        c = R.cells(s)
-        self.assertEqual(c[(TESTS[1], "baseline")]["iops"], b["iops"])  # best of 3
-        self.assertEqual(c[(TESTS[1], "baseline")]["iops_median"], 2000.0)
-        self.assertEqual(c[(TESTS[1], "baseline")]["repeats"], 3)
+        c = R.cell_stats(s)
+        self.assertEqual(c[(TESTS[1], "baseline")]["iops"], (2000.0, 1000.0, b["iops"]))  # median, min, max
+        self.assertEqual(c[(TESTS[1], "baseline")]["rounds"], 3)
         rows = {(t, m): v for t, m, v in R.table(s, MODES, TESTS)}
         p = next(x for x in S["steps"] if x["guest"] == "sqcq-poll" and x["step"] == TESTS[1])
         self.assertEqual(rows[(TESTS[1], "sqcq-poll")]["vs_host"], f"{p['iops'] / 10000:.2f}x")
+        # sqcq-poll ran round 1 only: its paired ratio is to baseline's round 1
+        self.assertEqual(rows[(TESTS[1], "sqcq-poll")]["ratio"], f"{p['iops'] / b['iops']:.2f}x")
         self.assertEqual(rows[(TESTS[0], "sqcq-poll")]["vs_host"], "-")  # no ceiling measured
 
     def test_per_test_tables(self):
@@ -85,15 +93,18 @@ class Report(unittest.TestCase):
         self.assertIn("| figure | host ceiling | baseline | sqcq-poll |", md)
         self.assertIn("| clat p99 us | - | 9,000 | - |", md)
         p = next(x for x in S["steps"] if x["guest"] == "sqcq-poll" and x["step"] == TESTS[1])
-        self.assertIn(f"{p['iops']:,.0f} ({p['iops'] / b['iops']:.2f}x)", md)
+        r = p["iops"] / b["iops"]
+        self.assertIn(f"{p['iops']:,.0f} ({r:.2f}x paired, {r:.2f}-{r:.2f})", md)
+        # other figures: the ratio of medians (baseline's kicks are the same in all 3 repeats)
         self.assertIn(f"{p['per_io']['kicks']:.3f} ({p['per_io']['kicks'] / b['per_io']['kicks']:.2f}x)", md)
         self.assertIn("| IOPS / host ceiling | 1.00x |", md)
         self.assertIn("| status | ok | FAILED: control channel closed", R.test_tables_markdown(S, MODES, TESTS))
 
     def test_plots(self):
         with tempfile.TemporaryDirectory() as d:
-            files = R.plots(S, MODES, TESTS, d)
-            self.assertEqual(len(files), 4)
+            files = R.plots(S, MODES, TESTS, d, title="backstore fileio, 1 round, host role vm")
+            self.assertEqual([os.path.basename(p) for p in files],
+                             ["ratio_to_baseline.png", "exits_per_io.png", "irqs_per_io.png"])
             for p in files:
                 with open(p, "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
@@ -113,6 +124,147 @@ class Report(unittest.TestCase):
                                  capture_output=True, text=True)
             self.assertNotEqual(bad.returncode, 0)
             self.assertIn("no summary.json", bad.stderr)
+
+
+def rounds_run(iops, noise=None):
+    """A summary of interleaved rounds as matrix.py writes it: IOPS
+    {mode: [round 1, round 2, ...]} for one test; NOISE: the second
+    baseline run of each round."""
+    t = TESTS[0]
+    steps, guests = [], {}
+    for r in range(len(iops["baseline"])):
+        for m, xs in list(iops.items()) + ([(RD.NOISE, noise)] if noise else []):
+            g = f"r{r + 1}-{m}"
+            guests[g] = {"mode": m, "round": r + 1}
+            ok = xs[r] is not None
+            steps.append({"guest": g, "step": t, "ok": ok, "ios": 1000, **({"iops": float(xs[r]), "per_io": {
+                "kicks": 1.0 / (r + 1), "guest_irqs": 0.5, "exits": 2.0 + r}} if ok else {"error": "fio exited 1"})})
+    return {"steps": steps, "guests": guests}
+
+
+class Rounds(unittest.TestCase):
+    def test_paired_not_pooled(self):
+        # Baseline drifts 100 -> 200 between rounds; the mode is 1.5x and
+        # 1.1x of the baseline of its own round: paired median 1.30x.  A
+        # ratio of medians would say 185 / 150 = 1.23x, a cross pairing
+        # (round 1 with round 2) 0.75x and 2.2x.
+        s = rounds_run({"baseline": [100, 200], "sqcq-host": [150, 220]})
+        st = RD.stats(RD.samples(s), TESTS[0], "sqcq-host", R.value)
+        self.assertAlmostEqual(st["ratio"][0], 1.30)
+        self.assertAlmostEqual(st["ratio"][1], 1.10)
+        self.assertAlmostEqual(st["ratio"][2], 1.50)
+        self.assertEqual(st["iops"], (185.0, 150.0, 220.0))
+        rows = {(t, m): v for t, m, v in R.table(s, ["baseline", "sqcq-host"], TESTS[:1])}
+        self.assertEqual(rows[(TESTS[0], "sqcq-host")]["ratio"], "1.30x")
+        self.assertEqual(rows[(TESTS[0], "sqcq-host")]["ratio_range"], "1.10-1.50")
+        self.assertEqual(rows[(TESTS[0], "sqcq-host")]["iops_range"], "150-220")
+        self.assertEqual(rows[(TESTS[0], "sqcq-host")]["rounds"], "2")
+
+    def test_failed_round_unpaired(self):
+        # Round 2 of baseline failed: only round 1 pairs; the mode's own
+        # round 2 still counts for its IOPS, and the table says 1 of 2.
+        s = rounds_run({"baseline": [100, None], "sqcq-host": [120, 300]})
+        samp = RD.samples(s)
+        self.assertEqual(RD.paired(samp, TESTS[0], "sqcq-host"), {1: 1.2})
+        rows = {(t, m): v for t, m, v in R.table(s, ["baseline", "sqcq-host"], TESTS[:1])}
+        self.assertEqual(rows[(TESTS[0], "baseline")]["rounds"], "1/2")
+        self.assertEqual(rows[(TESTS[0], "sqcq-host")]["ratio"], "1.20x")
+
+    def test_verdict(self):
+        s = rounds_run({"baseline": [100, 100, 100], "good": [99, 101, 98], "lowbest": [98, 99, 99],
+                        "lowmed": [90, 101, 95]})
+        samp = RD.samples(s)
+        self.assertEqual(RD.verdict(samp, "good", TESTS[:1])[0], "holds")   # median 0.99, best 1.01
+        self.assertEqual(RD.verdict(samp, "lowbest", TESTS[:1])[0], "fails")  # median 0.99, best 0.99
+        self.assertEqual(RD.verdict(samp, "lowmed", TESTS[:1])[0], "fails")  # median 0.95, best 1.01
+        self.assertEqual(RD.verdict(samp, "good", TESTS[:2]), ("undecided", [], [TESTS[1]]))
+        lines = R.verdict_lines(s, ["baseline", "good", "lowmed"], TESTS[:1])
+        self.assertIn("median paired ratio >= 0.97x and best round >= 1.00x", lines[0])
+        self.assertEqual(lines[1], "  good: HOLDS")
+        self.assertEqual(lines[2], f"  lowmed: FAILS in {TESTS[0]} (median 0.950x, best 1.010x)")
+        self.assertTrue(lines[3].startswith("noise"), lines[3])
+
+    def test_noise_paired(self):
+        s = rounds_run({"baseline": [100, 200], "sqcq-host": [150, 220]}, noise=[104, 180])
+        per, how = RD.noise(RD.samples(s), TESTS[:1])
+        self.assertEqual(how, "paired")
+        self.assertAlmostEqual(per[TESTS[0]][1], 0.90)
+        self.assertAlmostEqual(per[TESTS[0]][2], 1.04)
+        line = RD.noise_line(RD.samples(s), TESTS[:1])
+        self.assertIn("baseline run twice per round", line)
+        self.assertIn("0.97x [0.90-1.04]", line)
+        self.assertIn("within 10% of 1.00x are noise", line)
+        # The second baseline is not a mode of the table, but is a cell of summary.json.
+        cells = R.result_cells(s, ["baseline", "sqcq-host"], TESTS[:1], "fileio")
+        self.assertEqual([c["mode"] for c in cells], ["baseline", "sqcq-host", RD.NOISE])
+
+    def test_noise_from_rounds(self):
+        s = rounds_run({"baseline": [100, 80], "sqcq-host": [150, 220]})
+        line = RD.noise_line(RD.samples(s), TESTS[:1])
+        self.assertIn("baseline's slowest round / fastest", line)
+        self.assertIn("0.80x", line)
+        one = rounds_run({"baseline": [100], "sqcq-host": [150]})
+        self.assertIn("not measured", RD.noise_line(RD.samples(one), TESTS[:1]))
+
+    def test_result_cells(self):
+        s = rounds_run({"baseline": [100, 200], "sqcq-host": [150, 220], "poll-queue": [None, None]})
+        cells = {c["mode"]: c for c in R.result_cells(s, ["baseline", "sqcq-host", "poll-queue", "peer"],
+                                                       TESTS[:1], "null_blk")}
+        c = cells["sqcq-host"]
+        for k in ("test", "mode", "rounds", "iops_median", "iops_min", "iops_max", "ratio_median", "ratio_min",
+                  "ratio_max", "kicks_per_io", "irqs_per_io", "exits_per_io", "backstore"):
+            self.assertIn(k, c)
+        self.assertEqual((c["test"], c["rounds"], c["backstore"]), (TESTS[0], 2, "null_blk"))
+        self.assertEqual((c["iops_median"], c["ratio_median"], c["ratio_min"]), (185.0, 1.3, 1.1))
+        self.assertEqual(c["kicks_per_io"], 0.75)  # median of 1.0 and 0.5
+        self.assertEqual(c["exits_per_io"], 2.5)
+        self.assertEqual(cells["baseline"]["ratio_median"], 1.0)
+        self.assertEqual((cells["poll-queue"]["status"], cells["poll-queue"]["error"]), ("failed", "fio exited 1"))
+        self.assertEqual(cells["peer"]["status"], "not run")
+
+    def test_old_repeats_are_rounds(self):
+        # A run without the guests map: repeats 'test#k' of one guest per mode.
+        s = {"steps": [{"guest": m, "step": f"{TESTS[0]}#{k}", "ok": True, "iops": v}
+                       for m, vs in (("baseline", (100, 200)), ("sqcq-host", (150, 220)))
+                       for k, v in enumerate(vs, 1)]}
+        self.assertEqual(RD.paired(RD.samples(s), TESTS[0], "sqcq-host"), {1: 1.5, 2: 1.1})
+
+
+class MatrixArgs(unittest.TestCase):
+    """Bad input: one line naming the value and the choices, before anything
+    builds or boots (check_args runs first; nothing here reaches a build)."""
+    cases = [(["--modes", "baseline,nope"], "unknown mode 'nope' (known: baseline,"),
+             (["--modes", "baseline,sqcq-host,baseline"], "mode baseline listed more than once"),
+             (["--modes", "sqcq-host"], "the modes must include baseline"),
+             (["--repeats", "0"], "--repeats 0 is invalid"),
+             (["--runtime", "0"], "--runtime 0 is invalid"),
+             (["--tests", "randread-qd7-nj1"], "unknown test 'randread-qd7-nj1' in profile quick (known: "),
+             (["--profile", "huge"], "unknown profile 'huge' (known: quick, full)"),
+             (["--backstore", "rd_mcp"], "mode qemu-iothread (QEMU's own virtio-scsi) cannot open backstore 'rd_mcp'"),
+             (["--backstore", "rd_mcp", "--modes", "baseline,blk-iothread"], "mode blk-iothread")]
+
+    def test_bad_args(self):
+        import argparse
+        import tomllib as T
+        sys.path.insert(0, os.path.join(TOP, "scripts"))
+        import matrix
+        from harness import plan as P
+        with open(os.path.join(TOP, "bench", "matrix.toml"), "rb") as f:
+            mx = T.load(f)
+        for argv, msg in self.cases:
+            a = argparse.Namespace(profile="quick", modes=None, tests=None, vcpus=None, host_vcpus=None,
+                                   repeats=None, runtime=None, noise=None, backstore=None)
+            for k, v in zip(argv[::2], argv[1::2]):
+                setattr(a, k[2:].replace("-", "_"), int(v) if k in ("--repeats", "--runtime") else v)
+            with self.assertRaises(SystemExit, msg=argv) as e:
+                matrix.check_args(a, mx, P.load_modes())
+            self.assertIn(msg, str(e.exception), argv)
+            self.assertEqual(len(str(e.exception).splitlines()), 1)
+        a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests=None, vcpus=None,
+                               host_vcpus=None, repeats=3, runtime=None, noise=None, backstore=None)
+        modes, tests, runtime, repeats, noise = matrix.check_args(a, mx, P.load_modes())
+        self.assertEqual((modes, len(tests), runtime, repeats, noise, a.backstore),
+                         (["baseline", "sqcq-host"], 4, 10, 3, True, "fileio"))
 
 
 if __name__ == "__main__":

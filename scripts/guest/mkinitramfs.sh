@@ -62,14 +62,15 @@ deps_of() { # module name -> its path and those of its dependencies, deepest fir
 	echo "${path%%:*}"
 }
 : >"$root/lib/deps"
-for m in $( { deps_of virtio_scsi; deps_of sd_mod; } | awk '!seen[$0]++'); do
+# virtio_blk: the blk-iothread peer (bench/modes.toml), loaded by its mode only.
+for m in $( { deps_of virtio_scsi; deps_of sd_mod; deps_of virtio_blk; } | awk '!seen[$0]++'); do
 	name=$(basename "$m" | sed 's/\.ko.*//')
 	case "$m" in
 	*.xz) xz -dc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;
 	*.zst) zstd -qdc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;
 	*) cp "$moddir/$m" "$root/lib/stock/$name.ko" ;;
 	esac
-	case "$name" in virtio_scsi|virtio_sqcq) ;; *) echo "$name" >>"$root/lib/deps" ;; esac
+	case "$name" in virtio_scsi|virtio_sqcq|virtio_blk) ;; *) echo "$name" >>"$root/lib/deps" ;; esac
 done
 cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
 cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"

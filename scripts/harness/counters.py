@@ -45,6 +45,12 @@ def parse_hist_hits(text):
     return int(m.group(1)) if m else 0
 
 
+# The guest's request-queue interrupts in /proc/interrupts: virtio-scsi's
+# "virtio<N>-request" (one name for all its request queues), virtio-blk's
+# "virtio<N>-req.<Q>" (the blk-iothread peer).
+REQUEST_IRQ = re.compile(r"^virtio\d+-(request|req\.\d+)$")
+
+
 def parse_interrupts(text):
     """/proc/interrupts -> {name: count summed over CPUs} for MSI/virtio lines."""
     lines = text.splitlines()
@@ -129,7 +135,7 @@ def per_io(kvm, irqs, ios, vendor):
     # The kvm_fast_mmio event fires on the same exit as the NPF/EPT exit
     # that carried the kick, so it is reported beside, never added.
     notify = sum(v for k, v in by.items() if k in NOTIFY_EXITS[vendor])
-    req_irqs = sum(v for k, v in irqs.items() if k.endswith("-request"))
+    req_irqs = sum(v for k, v in irqs.items() if REQUEST_IRQ.search(k))
     return {
         "exits": stats.get("exits", 0) / ios,
         "kicks": notify / ios,

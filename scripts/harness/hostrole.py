@@ -42,8 +42,9 @@ class Host:
 
     def sh(self, cmd, timeout=120, check=True):
         with open(self.log_path, "a") as log:
-            log.write(f"$ {cmd}\n")
+            log.write(f"{time.strftime('%H:%M:%S')} $ {cmd}\n")
             log.flush()
+            t0 = time.time()
             try:
                 p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, timeout=timeout, text=True)
@@ -51,7 +52,7 @@ class Host:
                 log.write(f"(timed out after {timeout}s)\n")
                 raise HostError(f"'{cmd}' timed out after {timeout}s")
             log.write(p.stdout)
-            log.write(f"(exit {p.returncode})\n")
+            log.write(f"(exit {p.returncode}, {time.time() - t0:.1f} s)\n")
         if check and p.returncode != 0:
             raise HostError(f"'{cmd}' failed ({p.returncode}): {' '.join(p.stdout.split())[:300]}")
         return p
@@ -136,17 +137,20 @@ class Host:
         os.environ.setdefault("HOME", tempfile.gettempdir())
         self.targetcli("set global auto_save_on_exit=false")
         kind = lio.get("backstore", "fileio")
+        # self.backing: the file or device under the backstore, which the
+        # peers' QEMU opens itself (peer_device); LIO's ramdisk has none.
+        self.backing = None
         if kind == "fileio":
             img = lio.get("file", os.path.join(tempfile.gettempdir(), "sqcq-disk0.img"))
             self.targetcli(f"/backstores/fileio create name=disk0 file_or_dev={img} size={size}M")
-            bs = "/backstores/fileio/disk0"
+            bs, self.backing = "/backstores/fileio/disk0", img
         elif kind == "rd_mcp":
             self.targetcli(f"/backstores/ramdisk create name=disk0 size={size}M")
             bs = "/backstores/ramdisk/disk0"
         elif kind == "null_blk":
             self.sh(f"modprobe null_blk nr_devices=1 gb={max(1, size // 1024)} queue_mode=2 irqmode=0")
             self.targetcli("/backstores/block create name=disk0 dev=/dev/nullb0")
-            bs = "/backstores/block/disk0"
+            bs, self.backing = "/backstores/block/disk0", "/dev/nullb0"
         else:
             raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
         self.backstore_path = bs
@@ -642,9 +646,15 @@ def run_guest(plan, gp, out, role, counter_src):
     """
     gdir = os.path.join(out, gp["name"])
     os.makedirs(gdir, exist_ok=True)
+    qemu, peer = plan["qemu"], []
     dev = f"vhost-scsi-pci,wwpn={WWPN},num_queues={gp.get('num_queues', 1)}"
     if gp.get("device_props"):
         dev += "," + gp["device_props"]
+    if gp.get("peer"):
+        try:
+            qemu, dev, peer = plan.get("stock_qemu", "qemu-system-x86_64"), "", peer_device(gp, plan)
+        except HostError as e:
+            return [{"guest": gp["name"], "step": "boot", "ok": False, "error": str(e)}]
     setup = [s for s in gp["steps"] if s.get("setup")]
     todo = [s for s in gp["steps"] if not s.get("setup")]
     results = []
@@ -652,10 +662,10 @@ def run_guest(plan, gp, out, role, counter_src):
     retried = False
     while True:
         boot += 1
-        g = Guest(gp["name"], plan["qemu"], plan["kernel"], plan["initrd"], gdir,
+        g = Guest(gp["name"], qemu, plan["kernel"], plan["initrd"], gdir,
                   smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
-                  cmdline=plan.get("kernel_cmdline", ""),
-                  boot_timeout=gp.get("boot_timeout", 180), cpu=guest_cpu(role), extra=guest_extra(role), boot=boot)
+                  cmdline=plan.get("kernel_cmdline", ""), boot_timeout=gp.get("boot_timeout", 180),
+                  cpu=guest_cpu(role), extra=guest_extra(role) + peer, boot=boot)
         step_name = "boot" if boot == 1 else f"boot{boot}"
         t0 = time.time()
         try:
@@ -701,6 +711,28 @@ def run_guest(plan, gp, out, role, counter_src):
             more = end_guest(g, gp, results) and more
         if not more:
             return results
+
+
+def peer_device(gp, plan):
+    """QEMU arguments of a peer mode (bench/modes.toml 'peer'): QEMU's own
+    virtio-scsi (a scsi-hd) or virtio-blk on an iothread with QEMU's
+    adaptive polling at its default ceiling (poll-max-ns=32768), on the
+    file or device that LIO exports.  A block device is opened as LIO's
+    iblock opens it (O_DIRECT, native AIO); a file as LIO's fileio uses it
+    (through the page cache: targetcli's fileio default is write_back, and
+    the image may sit on tmpfs, which has no O_DIRECT)."""
+    back = plan.get("_backing")
+    if not back:
+        raise HostError(f"mode {gp['mode']} (QEMU's {gp['peer']}) needs a backstore with a file or "
+                        f"device (fileio or null_blk), not '{plan.get('lio', {}).get('backstore')}'")
+    cache = "cache=none,aio=native" if back.startswith("/dev/") else "cache=writeback,aio=threads"
+    n = gp.get("num_queues", 1)
+    args = ["-object", "iothread,id=iot0,poll-max-ns=32768",
+            "-drive", f"if=none,id=disk0,file={back},format=raw,{cache}"]
+    if gp["peer"] == "virtio-blk":
+        return args + ["-device", f"virtio-blk-pci,drive=disk0,iothread=iot0,num-queues={n}"]
+    return args + ["-device", f"virtio-scsi-pci,id=scsi0,iothread=iot0,num_queues={n}",
+                   "-device", "scsi-hd,drive=disk0,bus=scsi0.0"]
 
 
 def end_guest(g, gp, results, kill=False):
@@ -824,6 +856,7 @@ def _run_plan(plan, out, role):
             host.sh(c)
         host.load_vhost_scsi()
         host.setup_lio()
+        plan = dict(plan, _backing=host.backing)
         try:
             counter_src = counters.KvmCounters()
             counter_src.setup(plan["host"].get("shutdown_trace", True))

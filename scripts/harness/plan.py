@@ -11,6 +11,15 @@ import tomllib
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DISK = "/dev/sda"
+# The peers (bench/modes.toml 'peer'): QEMU's own devices on the file or
+# device that LIO exports; LIO's ramdisk has none outside LIO.
+PEER_BACKSTORES = ("fileio", "null_blk")
+STOCK_QEMU = "/usr/bin/qemu-system-x86_64"  # Debian's, for the peers
+
+
+def disk(mode, modes):
+    """The guest's disk in MODE: virtio-blk's first disk, else the SCSI disk."""
+    return "/dev/vda" if modes["modes"][mode].get("peer") == "virtio-blk" else DISK
 
 
 def load_modes(path=os.path.join(TOP, "bench", "modes.toml")):
@@ -53,6 +62,7 @@ def new_plan(name, paths, backstore="fileio", size_mb=1024, host_module="project
     return {
         "name": name,
         "qemu": paths["qemu"], "kernel": paths["kernel"], "initrd": paths["initrd"],
+        "stock_qemu": STOCK_QEMU,
         "kernel_cmdline": paths.get("kernel_cmdline", ""),
         "host": {"vhost_scsi": host_module, "vhost_scsi_ko": paths["vhost_scsi_ko"]},
         "lio": {"backstore": backstore, "size_mb": size_mb},
@@ -66,25 +76,29 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
     g = modes["guest"]
     params = f"virtscsi_poll_queues={m['poll_queues']}" if m.get("poll_queues") else ""
     guest_params = " ".join(x for x in (m.get("guest_params", ""), guest_params) if x)
-    if guest_module == "project":
+    if m.get("peer") == "virtio-blk":
+        ko = "/lib/stock/virtio_blk.ko"
+    elif guest_module == "project" and not m.get("peer"):
         ko = f"/lib/sqcq/virtio_sqcq.ko {guest_params} && insmod /lib/sqcq/virtio_scsi.ko"
     else:
         ko = "/lib/stock/virtio_scsi.ko"
     props = "sqcq_poll=on" if m.get("sqcq_poll") else ""
+    dev = disk(mode, modes)
     setup = [
         {"name": "load-virtio_scsi", "type": "sh", "setup": True,
          "cmd": f"for m in $(cat /lib/deps); do insmod /lib/stock/$m.ko || exit 1; done; insmod {ko} {params}"},
         {"name": "wait-disk", "type": "sh", "timeout": 60, "setup": True,
-         "cmd": f"for i in $(seq 300); do [ -b {DISK} ] && exit 0; sleep 0.1; done; "
-                f"echo 'no {DISK} after 30s'; cat /proc/partitions; exit 1"},
+         "cmd": f"for i in $(seq 300); do [ -b {dev} ] && exit 0; sleep 0.1; done; "
+                f"echo 'no {dev} after 30s'; cat /proc/partitions; exit 1"},
     ]
     return {"name": name, "mode": mode, "smp": g["smp"], "num_queues": g["num_queues"],
-            "mem_mb": g["mem_mb"], "device_props": props, "steps": setup + steps}
+            "mem_mb": g["mem_mb"], "device_props": props, "steps": setup + steps,
+            **({"peer": m["peer"]} if m.get("peer") else {})}
 
 
 def fio_args(mode, modes, rw, bs="4k", iodepth=1, numjobs=1, runtime=10, size="512M", extra=()):
     m = modes["modes"][mode]
-    a = [f"--name={rw}", f"--filename={DISK}", "--direct=1", f"--rw={rw}", f"--bs={bs}",
+    a = [f"--name={rw}", f"--filename={disk(mode, modes)}", "--direct=1", f"--rw={rw}", f"--bs={bs}",
          f"--iodepth={iodepth}", f"--numjobs={numjobs}", f"--ioengine={m['ioengine']}",
          f"--size={size}", "--group_reporting"]
     if runtime:
@@ -104,7 +118,7 @@ def verify_steps(mode, modes, size="128M"):
         {"name": "verify-write", "type": "fio", "args": base, "timeout": 600},
         {"name": "verify-reread", "type": "fio", "args": base + ["--verify_only"], "timeout": 600},
         {"name": "corrupt-one-block", "type": "sh",
-         "cmd": f"dd if=/dev/urandom of={DISK} bs=4k seek=256 count=1 conv=notrunc,fsync 2>&1"},
+         "cmd": f"dd if=/dev/urandom of={disk(mode, modes)} bs=4k seek=256 count=1 conv=notrunc,fsync 2>&1"},
         {"name": "verify-detects-corruption", "type": "fio", "args": base + ["--verify_only"],
          "timeout": 600, "expect_rc": "nonzero"},
     ]

@@ -1,16 +1,18 @@
-"""Turn a run's summary.json into tables (pure: testable on recorded data)."""
-import re
+"""Turn a run's summary.json into tables and plots (pure: testable on
+recorded data).  Every figure is a median over the run's interleaved
+rounds with its min and max; ratios to baseline are paired per round
+(scripts/harness/rounds.py)."""
+from . import rounds as RD
+from .rounds import HOST, NOISE, REF  # noqa: F401 (used by callers)
 
-CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
-
-COLS = [("iops", "IOPS", "{:,.0f}"), ("p99_us", "p99 us", "{:,.0f}"),
+# The main table's per-I/O and CPU columns (medians over rounds).
+COLS = [("p99_us", "p99 us", "{:,.0f}"),
         ("exits", "exits/IO", "{:.2f}"), ("kicks", "kicks/IO", "{:.2f}"),
         ("irq_injections", "inj/IO", "{:.2f}"), ("guest_irqs", "irqs/IO", "{:.2f}"),
         ("poller_cpu", "SQ CPU%", "{:.0f}"), ("guest_poller_cpu", "CQ CPU%", "{:.0f}")]
 
 # Every per-cell figure of the per-test tables: (field, label, format).
-METRICS = [("iops", "IOPS (best)", "{:,.0f}"), ("iops_median", "IOPS (median)", "{:,.0f}"),
-           ("bw_mib", "bandwidth MiB/s", "{:,.1f}"),
+METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}"),
            ("p50_us", "clat p50 us", "{:,.0f}"), ("p99_us", "clat p99 us", "{:,.0f}"),
            ("p99.9_us", "clat p99.9 us", "{:,.0f}"),
            ("usr_pct", "fio usr CPU %", "{:.0f}"), ("sys_pct", "fio sys CPU %", "{:.0f}"),
@@ -22,40 +24,10 @@ METRICS = [("iops", "IOPS (best)", "{:,.0f}"), ("iops_median", "IOPS (median)", 
            ("guest_poller_cpu", "guest CQ poller CPU %", "{:.0f}"),
            ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}")]
 
-HOST = "host"  # the guest name of the host-ceiling cells (fio in the host, no VM)
-
-
-def cells(summary):
-    """{(test, mode): best repeat's step} for measured fio steps.
-
-    Measured steps are named '<test>#<repeat>' (or just '<test>'); best
-    means highest IOPS.  Failed steps are kept (marked) only if no repeat
-    of that cell succeeded.  The best step gets 'iops_median' and
-    'repeats' (successful repeats) added.
-    """
-    out, runs = {}, {}
-    for st in summary.get("steps", []):
-        if not CELL.match(st["step"]):
-            continue
-        test = st["step"].split("#")[0]
-        key = (test, st["guest"])
-        if st["ok"] and st.get("iops") is not None:
-            runs.setdefault(key, []).append(st["iops"])
-        cur = out.get(key)
-        if cur is None or (st["ok"] and (not cur["ok"] or st.get("iops", 0) > cur.get("iops", 0))):
-            out[key] = st
-    for key, st in out.items():
-        xs = sorted(runs.get(key, []))
-        if xs:
-            mid = len(xs) // 2
-            med = xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
-            out[key] = dict(st, iops_median=med, repeats=len(xs))
-    return out
-
 
 def value(st, field):
-    if field in ("iops", "iops_median"):
-        return st.get(field)
+    if field == "iops":
+        return st.get("iops")
     if field == "bw_mib":
         return st["bw_kib"] / 1024.0 if "bw_kib" in st else None
     if field in ("p50_us", "p99_us", "p99.9_us", "usr_pct", "sys_pct"):
@@ -72,84 +44,48 @@ def value(st, field):
     return st.get("per_io", {}).get(field)
 
 
-def table(summary, modes, tests, ref="baseline"):
-    """Rows of (test, mode, {field: formatted}) with IOPS ratios to ref and to the host."""
-    c = cells(summary)
+def cell_stats(summary, samp=None):
+    """{(test, mode): rounds.stats(...)} for every cell of the run."""
+    samp = samp if samp is not None else RD.samples(summary)
+    return {k: RD.stats(samp, k[0], k[1], value) for k in samp}
+
+
+def _rng(s, fmt):
+    return f"{fmt.format(s[1])}-{fmt.format(s[2])}" if s else "-"
+
+
+def table(summary, modes, tests, ref=REF):
+    """Rows of (test, mode, {column: text}), None for a cell not run, or
+    {"failed": error} for one that failed in every round."""
+    samp = RD.samples(summary)
     rows = []
     for t in tests:
-        base = c.get((t, ref))
-        host = c.get((t, HOST))
         for m in modes:
-            st = c.get((t, m))
-            if st is None:
+            s = RD.stats(samp, t, m, value, ref)
+            if s is None:
                 rows.append((t, m, None))
                 continue
-            if not st["ok"]:
-                rows.append((t, m, {"failed": st.get("error", "failed")}))
+            if s["status"] != "ok":
+                rows.append((t, m, {"failed": s["error"] or "failed"}))
                 continue
-            vals = {}
+            v = {"iops": f"{s['iops'][0]:,.0f}", "iops_range": _rng(s["iops"], "{:,.0f}"),
+                 "rounds": f"{s['rounds']}/{s['of']}" if s["rounds"] < s["of"] else str(s["rounds"]),
+                 "ratio": f"{s['ratio'][0]:.2f}x" if s["ratio"] else "-",
+                 "ratio_range": _rng(s["ratio"], "{:.2f}") if s["ratio"] and m != ref else "-",
+                 "vs_host": f"{s['vs_host']:.2f}x" if s["vs_host"] else "-"}
             for f, _, fmt in COLS:
-                v = value(st, f)
-                vals[f] = "-" if v is None else fmt.format(v)
-            for k, r in (("ratio", base), ("vs_host", host)):
-                if r and r["ok"] and r.get("iops") and st.get("iops") is not None:
-                    vals[k] = f"{st['iops'] / r['iops']:.2f}x"
-                else:
-                    vals[k] = "-"
-            rows.append((t, m, vals))
+                x = s["fig"][f]
+                v[f] = "-" if x is None else fmt.format(x[0])
+            rows.append((t, m, v))
     return rows
 
 
-def test_tables_markdown(summary, modes, tests, ref="baseline"):
-    """One table per test: figures as rows, modes as columns, each figure
-    with its ratio to ref beside it; a host column holds the ceiling (fio on
-    the same backstore in the host)."""
-    c = cells(summary)
-    out = []
-    for t in tests:
-        host = c.get((t, HOST))
-        base = c.get((t, ref))
-        cols = ([HOST] if host else []) + list(modes)
-        out.append(f"### {t}\n")
-        out.append("| figure | " + " | ".join("host ceiling" if m == HOST else m for m in cols) + " |")
-        out.append("|---|" + "---:|" * len(cols))
-        status = []
-        for m in cols:
-            st = c.get((t, m))
-            status.append("not run" if st is None else "ok" if st["ok"]
-                          else "FAILED: " + st.get("error", "failed")[:60])
-        if any(x != "ok" for x in status):
-            out.append("| status | " + " | ".join(status) + " |")
-        multi = any(c.get((t, m), {}).get("repeats", 0) > 1 for m in cols)
-        for f, label, fmt in METRICS:
-            if f == "iops_median" and not multi:
-                continue
-            cells_txt, any_val = [], False
-            b = value(base, f) if base and base["ok"] else None
-            for m in cols:
-                st = c.get((t, m))
-                v = value(st, f) if st and st["ok"] else None
-                if v is None:
-                    cells_txt.append("-")
-                    continue
-                any_val = True
-                txt = fmt.format(v)
-                if m not in (HOST, ref) and b:
-                    txt += f" ({v / b:.2f}x)"
-                cells_txt.append(txt)
-            if any_val:
-                out.append(f"| {label} | " + " | ".join(cells_txt) + " |")
-        if host and host["ok"] and host.get("iops"):
-            out.append("| IOPS / host ceiling | " + " | ".join(
-                "1.00x" if m == HOST else
-                (f"{c[(t, m)]['iops'] / host['iops']:.2f}x" if c.get((t, m)) and c[(t, m)]["ok"] else "-")
-                for m in cols) + " |")
-        out.append("")
-    return "\n".join(out)
+HDR = [("iops", "IOPS"), ("iops_range", "min-max"), ("rounds", "n"), ("ratio", "vs base"),
+       ("ratio_range", "min-max"), ("vs_host", "vs host")] + [(f, h) for f, h, _ in COLS]
 
 
 def render_text(rows):
-    hdr = ["test", "mode", "IOPS", "vs base", "vs host"] + [h for f, h, _ in COLS[1:]]
+    hdr = ["test", "mode"] + [h for _, h in HDR]
     lines = []
     for t, m, v in rows:
         if v is None:
@@ -157,14 +93,14 @@ def render_text(rows):
         elif "failed" in v:
             lines.append([t, m, "FAILED"] + [""] * (len(hdr) - 3))
         else:
-            lines.append([t, m, v["iops"], v["ratio"], v["vs_host"]] + [v[f] for f, _, _ in COLS[1:]])
+            lines.append([t, m] + [v[k] for k, _ in HDR])
     w = [max(len(str(r[i])) for r in [hdr] + lines) for i in range(len(hdr))]
     fmt = lambda r: "  ".join(str(x).rjust(w[i]) if i >= 2 else str(x).ljust(w[i]) for i, x in enumerate(r))  # noqa: E731
     return "\n".join([fmt(hdr), fmt(["-" * x for x in w])] + [fmt(r) for r in lines])
 
 
 def render_markdown(rows):
-    hdr = ["test", "mode", "IOPS", "vs baseline", "vs host"] + [h for f, h, _ in COLS[1:]]
+    hdr = ["test", "mode"] + [h for _, h in HDR]
     out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
     for t, m, v in rows:
         if v is None:
@@ -172,18 +108,78 @@ def render_markdown(rows):
         elif "failed" in v:
             out.append(f"| {t} | {m} | FAILED: {v['failed'][:80]} |" + " |" * (len(hdr) - 3))
         else:
-            out.append("| " + " | ".join([t, m, v["iops"], v["ratio"], v["vs_host"]]
-                                         + [v[f] for f, _, _ in COLS[1:]]) + " |")
+            out.append("| " + " | ".join([t, m] + [v[k] for k, _ in HDR]) + " |")
+    return "\n".join(out)
+
+
+def verdict_lines(summary, modes, tests, ref=REF):
+    """The verdict rule, one 'never below baseline' line per mode, then
+    the noise line."""
+    samp = RD.samples(summary)
+    return ([RD.VERDICT_RULE + ":"] + [f"  {RD.verdict_line(samp, m, tests, ref)}" for m in modes if m != ref]
+            + [RD.noise_line(samp, tests, ref)])
+
+
+def test_tables_markdown(summary, modes, tests, ref=REF):
+    """One table per test: figures as rows, modes as columns; each figure
+    is the median over rounds with [min-max]; IOPS also has its paired
+    ratio to REF, every other figure the ratio of medians.  A host column
+    holds the ceiling (fio on the same backstore in the host)."""
+    samp = RD.samples(summary)
+    out = []
+    for t in tests:
+        cols = ([HOST] if (t, HOST) in samp else []) + list(modes)
+        st = {m: RD.stats(samp, t, m, value, ref) for m in cols}
+        base = st.get(ref) if st.get(ref) and st[ref]["status"] == "ok" else None
+        out.append(f"### {t}\n")
+        out.append("| figure | " + " | ".join("host ceiling" if m == HOST else m for m in cols) + " |")
+        out.append("|---|" + "---:|" * len(cols))
+        status = []
+        for m in cols:
+            s = st[m]
+            status.append("not run" if s is None else
+                          "FAILED: " + (s["error"] or "failed")[:60] if s["status"] != "ok" else
+                          f"{s['rounds']} of {s['of']} rounds ok; first failure: {(s['error'] or '')[:50]}"
+                          if s["rounds"] < s["of"] else "ok")
+        if any(x != "ok" for x in status):
+            out.append("| status | " + " | ".join(status) + " |")
+        out.append("| rounds | " + " | ".join(str(st[m]["rounds"]) if st[m] else "-" for m in cols) + " |")
+        for f, label, fmt in METRICS:
+            txt, any_val = [], False
+            b = base["fig"][f] if base else None
+            for m in cols:
+                s = st[m]
+                v = s["fig"][f] if s and s["status"] == "ok" else None
+                if v is None:
+                    txt.append("-")
+                    continue
+                any_val = True
+                x = fmt.format(v[0]) + (f" [{fmt.format(v[1])}-{fmt.format(v[2])}]" if v[1] != v[2] else "")
+                if m not in (HOST, ref):
+                    if f == "iops" and s["ratio"]:
+                        x += f" ({s['ratio'][0]:.2f}x paired, {s['ratio'][1]:.2f}-{s['ratio'][2]:.2f})"
+                    elif b and b[0]:
+                        x += f" ({v[0] / b[0]:.2f}x)"
+                txt.append(x)
+            if any_val:
+                out.append(f"| {label} | " + " | ".join(txt) + " |")
+        if (t, HOST) in samp:
+            out.append("| IOPS / host ceiling | " + " | ".join(
+                "1.00x" if m == HOST else f"{st[m]['vs_host']:.2f}x" if st[m] and st[m].get("vs_host") else "-"
+                for m in cols) + " |")
+        out.append("")
     return "\n".join(out)
 
 
 def idle_lines(summary):
-    """'mode: poller CPU x% (n pollers)' for each mode's idle step."""
+    """'guest: poller CPU x% (n pollers)' for each guest's idle step."""
     out = []
     for st in summary.get("steps", []):
         if st["step"] == "idle-after-io" and "poller" in st:
             p = st["poller"]
             gp = st.get("guest_poller", {})
+            if not p.get("pollers") and not gp.get("pollers"):
+                continue  # a mode without pollers costs nothing idle
             out.append(f"{st['guest']}: host SQ pollers {p['cpu_pct']:.1f}% CPU "
                        f"({p['pollers']} running, {p.get('wakeups', 0)} wakeups), guest CQ pollers "
                        f"{gp.get('cpu_pct', 0):.1f}% ({gp.get('pollers', 0)} running, "
@@ -192,20 +188,17 @@ def idle_lines(summary):
     return out
 
 
-def anchor_markdown(summary, modes, tests, anchors, ref="baseline"):
-    """Our IOPS ratios (mode / baseline) beside the proposal's, per test."""
-    c = cells(summary)
-    hdr = "| test | mode | ours | " + " | ".join(f"{a} (source)" for a in anchors) + " |"
+def anchor_markdown(summary, modes, tests, anchors, ref=REF):
+    """Our median paired IOPS ratios (mode / baseline) beside the proposal's."""
+    samp = RD.samples(summary)
+    hdr = "| test | mode | ours (median paired) | " + " | ".join(f"{a} (source)" for a in anchors) + " |"
     out = [hdr, "|" + "---|" * (3 + len(anchors))]
     for t in tests:
-        base = c.get((t, ref))
         for m in modes:
             if m == ref:
                 continue
-            st = c.get((t, m))
-            ours = "-"
-            if st and st["ok"] and base and base["ok"] and base.get("iops"):
-                ours = f"{st['iops'] / base['iops']:.2f}x"
+            r = RD.spread(RD.paired(samp, t, m, ref).values())
+            ours = f"{r[0]:.2f}x" if r else "-"
             theirs = []
             for a in anchors.values():
                 row = a.get(t, {})
@@ -214,32 +207,79 @@ def anchor_markdown(summary, modes, tests, anchors, ref="baseline"):
     return "\n".join(out)
 
 
-def plots(summary, modes, tests, outdir):
-    """PNG plots: IOPS by mode and test; exits/IO and interrupts/IO by mode."""
+def result_cells(summary, modes, tests, backstore, ref=REF):
+    """summary.json's flat 'cells' list: one object per test x mode (the
+    stable, machine-readable result; fields documented in the README)."""
+    samp = RD.samples(summary)
+    out = []
+    for t in tests:
+        for m in list(modes) + ([NOISE] if any((x, NOISE) in samp for x in tests) else []):
+            s = RD.stats(samp, t, m, value, ref)
+            c = {"test": t, "mode": m, "backstore": backstore,
+                 "status": "not run" if s is None else s["status"],
+                 "rounds": s["rounds"] if s else 0, "rounds_run": s["of"] if s else 0}
+            if s and s["error"]:
+                c["error"] = s["error"]
+            if s and s["status"] == "ok":
+                c.update(iops_median=s["iops"][0], iops_min=s["iops"][1], iops_max=s["iops"][2])
+                if s["ratio"]:
+                    c.update(ratio_median=round(s["ratio"][0], 4), ratio_min=round(s["ratio"][1], 4),
+                             ratio_max=round(s["ratio"][2], 4))
+                else:
+                    c.update(ratio_median=None, ratio_min=None, ratio_max=None)
+                for k, f in (("kicks_per_io", "kicks"), ("irqs_per_io", "guest_irqs"),
+                             ("exits_per_io", "exits"), ("injections_per_io", "irq_injections"),
+                             ("p99_us", "p99_us"), ("sq_cpu_pct", "poller_cpu"),
+                             ("cq_cpu_pct", "guest_poller_cpu")):
+                    v = s["fig"][f]
+                    c[k] = round(v[0], 4) if v else None
+                c["vs_host"] = round(s["vs_host"], 4) if s["vs_host"] else None
+            out.append(c)
+    return out
+
+
+def plots(summary, modes, tests, outdir, title=""):
+    """PNG plots: the median paired ratio to baseline per mode and test
+    with min-max bars and a line at 1.0x; VM exits/IO and guest
+    interrupts/IO (medians, min-max bars).  TITLE (backstore, rounds,
+    host role) goes under each plot's own title."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    c = cells(summary)
+    samp = RD.samples(summary)
     files = []
-    figs = [("iops.png", "IOPS", lambda st: st.get("iops")),
-            ("exits_per_io.png", "VM exits per I/O", lambda st: value(st, "exits")),
-            ("kicks_per_io.png", "notification exits (kicks) per I/O", lambda st: value(st, "kicks")),
-            ("irqs_per_io.png", "guest request interrupts per I/O", lambda st: value(st, "guest_irqs"))]
-    width = 0.8 / max(1, len(modes))
-    for name, title, get in figs:
-        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(tests)), 4))
-        for i, m in enumerate(modes):
-            ys = []
+    figs = [("ratio_to_baseline.png", "IOPS / baseline of the same round (median, min-max)",
+             "IOPS ratio to baseline", None, [m for m in modes if m != REF]),
+            ("exits_per_io.png", "VM exits per I/O (median, min-max)", "exits per I/O", "exits", modes),
+            ("irqs_per_io.png", "guest request interrupts per I/O (median, min-max)",
+             "interrupts per I/O", "guest_irqs", modes)]
+    for name, head, ylabel, field, ms in figs:
+        fig, ax = plt.subplots(figsize=(max(7, 1.7 * len(tests) + 1.5), 4.2))
+        width = 0.8 / max(1, len(ms))
+        for i, m in enumerate(ms):
+            med, lo, hi = [], [], []
             for t in tests:
-                st = c.get((t, m))
-                v = get(st) if st and st["ok"] else None
-                ys.append(v or 0)
-            ax.bar([x + i * width for x in range(len(tests))], ys, width, label=m)
-        ax.set_xticks([x + width * (len(modes) - 1) / 2 for x in range(len(tests))])
+                if field is None:
+                    r = RD.spread(RD.paired(samp, t, m).values())
+                else:
+                    s = RD.stats(samp, t, m, value)
+                    r = s["fig"][field] if s and s["status"] == "ok" else None
+                med.append(r[0] if r else 0)
+                lo.append(r[0] - r[1] if r else 0)
+                hi.append(r[2] - r[0] if r else 0)
+            # (one colour per mode in every plot, baseline's included)
+            ax.bar([x + i * width for x in range(len(tests))], med, width, label=m,
+                   color=f"C{list(modes).index(m) % 10}",
+                   yerr=[lo, hi], capsize=2, error_kw={"elinewidth": 0.8})
+        if field is None:
+            ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_xticks([x + width * (len(ms) - 1) / 2 for x in range(len(tests))])
         ax.set_xticklabels(tests, rotation=15, fontsize=8)
-        ax.set_title(title)
-        ax.legend(fontsize=7)
+        ax.set_xlabel("fio test")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{head}\n{title}" if title else head, fontsize=9)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
         path = f"{outdir}/{name}"
         fig.savefig(path, dpi=90)

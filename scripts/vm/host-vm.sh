@@ -143,8 +143,13 @@ boot() {
 	# VM, 2026-12-01 03:13: a vCPU stuck in the nested guest with the
 	# timer interrupt pending, and an RCU stall report every 78 s kept the
 	# watchdog quiet until the plan's timeout).
+	# (QEMU's exit is seen within a second, the watchdog looks every 10 s:
+	# a plain 'sleep 10' kept every run up to 10 s after its host VM ended)
+	local tick=0
 	while kill -0 "$qpid" 2>/dev/null; do
-		sleep 10
+		sleep 1
+		tick=$((tick + 1))
+		[ $((tick % 10)) = 0 ] || continue
 		n=$(grep -cvE "$stall_report_re" "$out/l1-console.log" 2>/dev/null)
 		if [ "${n:-0}" != "$lines" ] ||
 			[ -n "$(find "$out" -newer "$run/stamp" -type f ! -name l1-meminfo.log ! -name l1-console.log -print -quit)" ]; then

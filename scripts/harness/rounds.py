@@ -1,0 +1,165 @@
+"""Interleaved rounds of the matrix: medians, spreads and paired ratios.
+
+A matrix run has R rounds; each round runs every mode once, in turn, so
+that slow drift of a shared machine hits every mode alike.  A mode's ratio
+to baseline is taken per round (the mode and the baseline of the same
+round) and reported as the median of those paired ratios with their min
+and max.  Pure functions of a run's summary.json, testable on recorded
+data.
+"""
+import re
+from statistics import median
+
+# Measured cells: '<rw>-qd<QD>-nj<NJ>' (an older run's repeats: '#<k>').
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
+REF = "baseline"
+# The second baseline run of each round (matrix.py --noise): baseline
+# against baseline shows how big a difference must be to mean anything.
+NOISE = "baseline-again"
+HOST = "host"  # the host ceiling's cells (fio in the host, no VM)
+
+# "Never below baseline" holds for a mode when, in every test, its median
+# paired ratio is at least VERDICT_MEDIAN and its best round at least
+# VERDICT_BEST.
+VERDICT_MEDIAN = 0.97
+VERDICT_BEST = 1.0
+
+
+def samples(summary):
+    """{(test, mode): {round: step}} for the measured fio steps.
+
+    matrix.py records each guest's mode and round in summary["guests"];
+    a run without that map (one guest per mode, repeats named 'test#k')
+    counts repeat k as round k.
+    """
+    guests = summary.get("guests", {})
+    out = {}
+    for st in summary.get("steps", []):
+        if not CELL.match(st["step"]):
+            continue
+        test, _, rep = st["step"].partition("#")
+        g = guests.get(st["guest"])
+        mode, rnd = (g["mode"], g["round"]) if g else (st["guest"], int(rep or 1))
+        out.setdefault((test, mode), {})[rnd] = st
+    return out
+
+
+def ok(st):
+    return bool(st and st.get("ok") and st.get("iops") is not None)
+
+
+def spread(xs):
+    """(median, min, max) of xs, or None when there is none."""
+    xs = [x for x in xs if x is not None]
+    return (median(xs), min(xs), max(xs)) if xs else None
+
+
+def paired(samp, test, mode, ref=REF):
+    """{round: IOPS of MODE / IOPS of REF in that round} over the rounds
+    in which both ran successfully."""
+    a, b = samp.get((test, mode), {}), samp.get((test, ref), {})
+    return {r: a[r]["iops"] / b[r]["iops"] for r in sorted(a)
+            if ok(a[r]) and ok(b.get(r)) and b[r]["iops"] > 0}
+
+
+def stats(samp, test, mode, value, ref=REF):
+    """One cell's figures over its rounds, or None if it never ran.
+
+    Returns {"status": "ok"|"failed", "rounds": successful rounds,
+    "of": rounds run, "error": first failure, "iops": (med, min, max),
+    "ratio": paired (med, min, max) or None, "vs_host": median IOPS /
+    host ceiling, "fig": {field: (med, min, max)} of VALUE(step, field)}.
+    """
+    runs = samp.get((test, mode))
+    if not runs:
+        return None
+    good = [st for _, st in sorted(runs.items()) if ok(st)]
+    bad = [st for _, st in sorted(runs.items()) if not ok(st)]
+    out = {"status": "ok" if good else "failed", "rounds": len(good), "of": len(runs),
+           "error": bad[0].get("error", "failed") if bad else None}
+    if not good:
+        return out
+    out["iops"] = spread([st["iops"] for st in good])
+    out["ratio"] = spread(paired(samp, test, mode, ref).values()) if mode != ref else (1.0, 1.0, 1.0)
+    host = [st for st in samp.get((test, HOST), {}).values() if ok(st)]
+    out["vs_host"] = out["iops"][0] / host[0]["iops"] if host and host[0]["iops"] else None
+    out["fig"] = _Figures(good, value)
+    return out
+
+
+class _Figures(dict):
+    """field -> (median, min, max) over a cell's rounds, computed on use."""
+
+    def __init__(self, steps, value):
+        super().__init__()
+        self.steps, self.value = steps, value
+
+    def __missing__(self, field):
+        v = spread([self.value(st, field) for st in self.steps])
+        self[field] = v
+        return v
+
+
+def verdict(samp, mode, tests, ref=REF):
+    """("holds"|"fails"|"undecided", [cells that fail], [cells missing])."""
+    failing, missing = [], []
+    for t in tests:
+        r = spread(paired(samp, t, mode, ref).values())
+        if r is None:
+            missing.append(t)
+        elif r[0] < VERDICT_MEDIAN or r[2] < VERDICT_BEST:
+            failing.append((t, r))
+    return ("fails" if failing else "undecided" if missing else "holds"), failing, missing
+
+
+VERDICT_RULE = (f"never below baseline: in every test, median paired ratio >= {VERDICT_MEDIAN:.2f}x "
+                f"and best round >= {VERDICT_BEST:.2f}x")
+
+
+def verdict_line(samp, mode, tests, ref=REF):
+    """'MODE: HOLDS', or 'MODE: FAILS in <cells>' (ratios to 3 places, so
+    that a best round of 0.998x does not read as 1.00x)."""
+    v, failing, missing = verdict(samp, mode, tests, ref)
+    if v == "holds":
+        return f"{mode}: HOLDS"
+    parts = [f"{t} (median {r[0]:.3f}x, best {r[2]:.3f}x)" for t, r in failing]
+    parts += [f"{t} (no paired round)" for t in missing]
+    return f"{mode}: {'FAILS' if v == 'fails' else 'UNDECIDED'} in {', '.join(parts)}"
+
+
+def noise(samp, tests, ref=REF):
+    """Baseline against baseline, per test: {test: (med, min, max)} and
+    how it was measured ("paired": the second baseline run of each round
+    over the first; "rounds": baseline's slowest round over its fastest,
+    when there is no second run)."""
+    per, how = {}, "paired"
+    if any((t, NOISE) in samp for t in tests):
+        for t in tests:
+            per[t] = spread(paired(samp, t, NOISE, ref).values())
+    else:
+        how = "rounds"
+        for t in tests:
+            xs = [st["iops"] for st in samp.get((t, ref), {}).values() if ok(st)]
+            per[t] = (min(xs) / max(xs),) * 3 if len(xs) > 1 and max(xs) > 0 else None
+    return per, how
+
+
+def noise_line(samp, tests, ref=REF):
+    per, how = noise(samp, tests, ref)
+    have = {t: v for t, v in per.items() if v}
+    if not have:
+        return ("noise: not measured (one round, no second baseline run); "
+                "a difference cannot be told from drift")
+    dev = max(max(abs(1 - v[1]), abs(1 - v[2])) for v in have.values())
+    if how == "paired":
+        cells = ", ".join(f"{t} {v[0]:.2f}x [{v[1]:.2f}-{v[2]:.2f}]" for t, v in have.items())
+        return (f"noise (baseline run twice per round, second / first): {cells}; "
+                f"differences within {dev:.0%} of 1.00x are noise")
+    cells = ", ".join(f"{t} {v[0]:.2f}x" for t, v in have.items())
+    return (f"noise (baseline's slowest round / fastest; no second baseline run): {cells}; "
+            f"differences within {dev:.0%} are noise")
+
+
+def rounds_of(samp):
+    """How many rounds the run had (the most any cell ran)."""
+    return max((len(v) for (t, m), v in samp.items() if m != HOST), default=0)
