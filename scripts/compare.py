@@ -56,7 +56,7 @@ def main():
         def ratio(s):
             r = s.get("ratio") if s["status"] == "ok" else None
             return "-" if not r or m == R.REF else f"{r[0]:.2f}x [{r[1]:.2f}-{r[2]:.2f}]"
-        both = x["status"] == y["status"] == "ok"
+        both = x["status"] == y["status"] == "ok" and x["iops"][0] > 0
         rows.append([t, m, iops(x), iops(y), f"{y['iops'][0] / x['iops'][0]:.2f}x" if both else "-",
                      ratio(x), ratio(y), f"{med(x, 'exits')}>{med(y, 'exits')}",
                      f"{med(x, 'kicks')}>{med(y, 'kicks')}", f"{med(x, 'guest_irqs')}>{med(y, 'guest_irqs')}"])
@@ -64,7 +64,8 @@ def main():
     for r in [hdr, ["-" * x for x in w]] + rows:
         print("  ".join(str(v).ljust(w[i]) if i < 2 else str(v).rjust(w[i]) for i, v in enumerate(r)))
     print("\nIOPS: median over rounds [min-max] and rounds; B/A: ratio of the medians; vs base: "
-          "median of the ratios to the baseline of the same round [min-max], within each run")
+          "median of the ratios to the baseline of the same round [min-max], within each run "
+          "(a run from before interleaved rounds pairs its k-th repeats instead)")
     return 0
 
 

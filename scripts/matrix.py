@@ -6,6 +6,10 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--backstore fileio|rd_mcp|null_blk]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
                  [--vcpus N] [--host-vcpus N] [--no-ceiling] [--out DIR]
+       matrix.py --report DIR
+
+--report DIR renders DIR's report.md, plots and table again from its
+summary.json, running nothing.
 
 --repeats N runs N interleaved rounds: each round runs every mode once, in
 turn; each figure is the median over rounds with its min and max, and a
@@ -286,12 +290,21 @@ def main():
     warnings = []
     hung = os.path.join(out, "run", "l1-hung")
     died = os.path.join(out, "run", "l1-died")
-    if summary.get("partial") and (os.path.exists(hung) or os.path.exists(died)) and not a.no_retry:
+    ended = summary.get("partial") and (os.path.exists(hung) or os.path.exists(died))
+    # (a guest's steps reach the summary when it ends: the one the host VM
+    # hung in is the first not there)
+    done = {st["guest"] for st in summary["steps"]}
+    left = [g for g in plan["guests"] if g["name"] not in done]
+    if ended and not left:
+        # It ended after the last guest (teardown, a kmemleak scan): every
+        # cell is in; nothing to run again.
+        warnings.append("the host VM hung or died after its last guest (run/l1-console.log); every cell ran")
+        print(f"matrix: warning: {warnings[-1]}", flush=True)
+        summary["partial"] = False
+    elif ended and not a.no_retry:
         # The host VM hangs now and then under TCG (docs/design.md); the
         # guests it finished are kept, the others run once more in a new
         # host VM, and the report says so.
-        done = {st["guest"] for st in summary["steps"]}
-        left = [g for g in plan["guests"] if g["name"] not in done]
         why = (f"hung during mode {left[0]['name']} (evidence: run/l1-hang-dump.txt, run/l0-backtraces.txt)"
                if os.path.exists(hung) else
                f"died during mode {left[0]['name']} (evidence: run/l1-died, run/l1-console.log)")
@@ -299,7 +312,12 @@ def main():
                f"second host VM (run2/): their ratios compare cells of two host VM boots")
         print(f"matrix: warning: {msg}", flush=True)
         warnings.append(msg)
-        plan2 = dict(plan, guests=left, host=dict(plan["host"], ceiling=[]))
+        # The guest the host VM hung in runs last, so that hanging there
+        # again costs no other guest; the host ceiling runs again only if
+        # the first host VM ended before it was measured.
+        ceiling_done = any(st["guest"] == R.HOST for st in summary["steps"])
+        plan2 = dict(plan, guests=left[1:] + left[:1],
+                     host=dict(plan["host"], ceiling=[] if ceiling_done else plan["host"].get("ceiling", [])))
         n2 = sum(1 for g in left for st in g["steps"] if st.get("measure"))
         rc, s2 = launch(a.role, env, plan2, out, "run2", n2, runtime)
         summary = dict(s2, steps=summary["steps"] + s2["steps"])

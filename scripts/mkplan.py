@@ -99,6 +99,9 @@ def main():
     for mode in a.modes.split(",") if a.modes != "none" else []:
         if mode not in modes["modes"]:
             sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
+        if modes["modes"][mode].get("peer"):
+            sys.exit(f"mkplan: mode '{mode}' is a peer (QEMU's own {modes['modes'][mode]['peer']}): "
+                     "the matrix measures it (scripts/matrix.py); the tests' steps need vhost-scsi")
         g = P.guest(mode, mode, modes, steps_for(names, mode, modes, a.runtime),
                     guest_module=a.guest_module, guest_params=a.guest_params)
         if a.check_guest_bad_params:

@@ -222,6 +222,30 @@ class Rounds(unittest.TestCase):
         self.assertEqual((cells["poll-queue"]["status"], cells["poll-queue"]["error"]), ("failed", "fio exited 1"))
         self.assertEqual(cells["peer"]["status"], "not run")
 
+    def test_host_role_summary(self):
+        # run/summary.json (the host role's own) has no guests map: the
+        # guest names r<N>-<mode> give mode and round.
+        s = rounds_run({"baseline": [100, 200], "sqcq-host": [150, 220]}, noise=[100, 210])
+        del s["guests"]
+        samp = RD.samples(s)
+        self.assertEqual(RD.paired(samp, TESTS[0], "sqcq-host"), {1: 1.5, 2: 1.1})
+        self.assertEqual(RD.noise(samp, TESTS[:1])[1], "paired")
+
+    def test_boot_failure_fails_cells(self):
+        # A guest that never booted fails its round of every test, with
+        # the boot's error (not "not run").
+        s = rounds_run({"baseline": [100, 200], "sqcq-host": [150, 220]})
+        s["steps"] = [x for x in s["steps"] if x["guest"] != "r2-sqcq-host"]
+        s["steps"].append({"guest": "r2-sqcq-host", "step": "boot", "ok": False, "error": "QEMU exited with 1"})
+        s["tests"] = TESTS[:2]
+        st = RD.stats(RD.samples(s), TESTS[0], "sqcq-host", R.value)
+        self.assertEqual((st["status"], st["rounds"], st["of"]), ("ok", 1, 2))
+        self.assertEqual(st["error"], "boot: QEMU exited with 1")
+        st2 = RD.stats(RD.samples(s), TESTS[1], "sqcq-host", R.value)
+        self.assertEqual(st2["status"], "failed")
+        rows = {(t, m): v for t, m, v in R.table(s, ["baseline", "sqcq-host"], TESTS[:2])}
+        self.assertEqual(rows[(TESTS[1], "sqcq-host")], {"failed": "boot: QEMU exited with 1"})
+
     def test_old_repeats_are_rounds(self):
         # A run without the guests map: repeats 'test#k' of one guest per mode.
         s = {"steps": [{"guest": m, "step": f"{TESTS[0]}#{k}", "ok": True, "iops": v}

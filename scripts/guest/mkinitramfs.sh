@@ -62,8 +62,12 @@ deps_of() { # module name -> its path and those of its dependencies, deepest fir
 	echo "${path%%:*}"
 }
 : >"$root/lib/deps"
-# virtio_blk: the blk-iothread peer (bench/modes.toml), loaded by its mode only.
-for m in $( { deps_of virtio_scsi; deps_of sd_mod; deps_of virtio_blk; } | awk '!seen[$0]++'); do
+# virtio_blk: the blk-iothread peer (bench/modes.toml), loaded by its mode
+# only; a kernel that has it built in (make kernel's x86_64_defconfig) needs
+# none.
+blk=
+grep -q '/virtio_blk\.ko' "$moddir/modules.builtin" 2>/dev/null || blk=virtio_blk
+for m in $( { deps_of virtio_scsi; deps_of sd_mod; [ -z "$blk" ] || deps_of virtio_blk; } | awk '!seen[$0]++'); do
 	name=$(basename "$m" | sed 's/\.ko.*//')
 	case "$m" in
 	*.xz) xz -dc "$moddir/$m" >"$root/lib/stock/$name.ko" ;;

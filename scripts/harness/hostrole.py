@@ -822,17 +822,18 @@ def run_plan(plan, out, role):
     /run/tmp, the user's $TMPDIR or /tmp on a real host) and removed at
     the end.
     """
-    old = os.environ.get("TMPDIR")
+    old = {k: os.environ.get(k) for k in ("TMPDIR", "HOME")}  # (setup_lio may set HOME)
     scratch = tempfile.mkdtemp(prefix="sqcq-host-")
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = None  # gettempdir() reads $TMPDIR again
     try:
         return _run_plan(plan, out, role)
     finally:
-        if old is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         tempfile.tempdir = None
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -156,8 +156,9 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
                 any_val = True
                 x = fmt.format(v[0]) + (f" [{fmt.format(v[1])}-{fmt.format(v[2])}]" if v[1] != v[2] else "")
                 if m not in (HOST, ref):
-                    if f == "iops" and s["ratio"]:
-                        x += f" ({s['ratio'][0]:.2f}x paired, {s['ratio'][1]:.2f}-{s['ratio'][2]:.2f})"
+                    if f == "iops":
+                        if s["ratio"]:
+                            x += f" ({s['ratio'][0]:.2f}x paired, {s['ratio'][1]:.2f}-{s['ratio'][2]:.2f})"
                     elif b and b[0]:
                         x += f" ({v[0] / b[0]:.2f}x)"
                 txt.append(x)

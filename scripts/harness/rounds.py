@@ -25,22 +25,46 @@ VERDICT_MEDIAN = 0.97
 VERDICT_BEST = 1.0
 
 
+# A matrix guest's name: r<round>-<mode> (matrix.py).
+GUEST = re.compile(r"^r(\d+)-(.+)$")
+# Steps after which a guest ran none of its cells: they fail its cells.
+GUEST_FAILURES = ("boot", "boot2", "qemu-exit")
+
+
 def samples(summary):
     """{(test, mode): {round: step}} for the measured fio steps.
 
     matrix.py records each guest's mode and round in summary["guests"];
-    a run without that map (one guest per mode, repeats named 'test#k')
-    counts repeat k as round k.
+    without that map (the host role's own run/summary.json) a guest named
+    'r<N>-<mode>' is round N of that mode, and any other name (an older
+    run: one guest per mode, repeats named 'test#k') is the mode, repeat k
+    counted as round k.  A guest that failed to boot (or whose QEMU did
+    not go away) fails each of the run's tests it did not run, with that
+    error, so that the cell reads FAILED, not "not run".
     """
     guests = summary.get("guests", {})
-    out = {}
+
+    def where(name, rep=""):
+        g = guests.get(name)
+        if g:
+            return g["mode"], g["round"]
+        m = GUEST.match(name)
+        return (m.group(2), int(m.group(1))) if m else (name, int(rep or 1))
+    out, broken, tests = {}, {}, list(summary.get("tests", []))
     for st in summary.get("steps", []):
         if not CELL.match(st["step"]):
+            if st["step"] in GUEST_FAILURES and not st.get("ok") and st.get("guest") not in ("-", HOST):
+                broken.setdefault(st["guest"], f"{st['step']}: {st.get('error', 'failed')}")
             continue
         test, _, rep = st["step"].partition("#")
-        g = guests.get(st["guest"])
-        mode, rnd = (g["mode"], g["round"]) if g else (st["guest"], int(rep or 1))
+        if test not in tests:
+            tests.append(test)
+        mode, rnd = where(st["guest"], rep)
         out.setdefault((test, mode), {})[rnd] = st
+    for name, err in broken.items():
+        mode, rnd = where(name)
+        for t in tests:
+            out.setdefault((t, mode), {}).setdefault(rnd, {"guest": name, "step": t, "ok": False, "error": err})
     return out
 
 
@@ -148,8 +172,9 @@ def noise_line(samp, tests, ref=REF):
     per, how = noise(samp, tests, ref)
     have = {t: v for t, v in per.items() if v}
     if not have:
-        return ("noise: not measured (one round, no second baseline run); "
-                "a difference cannot be told from drift")
+        why = ("the second baseline run paired with no round" if how == "paired"
+               else "one round, no second baseline run")
+        return f"noise: not measured ({why}); a difference cannot be told from drift"
     dev = max(max(abs(1 - v[1]), abs(1 - v[2])) for v in have.values())
     if how == "paired":
         cells = ", ".join(f"{t} {v[0]:.2f}x [{v[1]:.2f}-{v[2]:.2f}]" for t, v in have.items())
