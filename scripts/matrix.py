@@ -93,10 +93,9 @@ def check_args(a, matrix, modes):
         sys.exit(f"matrix: unknown profile '{a.profile}' (known: {', '.join(matrix['profiles'])})")
     prof = matrix["profiles"][a.profile]
     mode_list = [m for m in a.modes.split(",") if m] if a.modes else list(prof["modes"])
-    known = [m for m in modes["modes"]]
     for m in mode_list:
         if m not in modes["modes"]:
-            sys.exit(f"matrix: unknown mode '{m}' (known: {', '.join(known)})")
+            sys.exit(f"matrix: unknown mode '{m}' (known: {', '.join(modes['modes'])})")
     dup = sorted({m for m in mode_list if mode_list.count(m) > 1})
     if dup:
         sys.exit(f"matrix: mode {', '.join(dup)} listed more than once; use --repeats N for "

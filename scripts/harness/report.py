@@ -44,9 +44,9 @@ def value(st, field):
     return st.get("per_io", {}).get(field)
 
 
-def cell_stats(summary, samp=None):
+def cell_stats(summary):
     """{(test, mode): rounds.stats(...)} for every cell of the run."""
-    samp = samp if samp is not None else RD.samples(summary)
+    samp = RD.samples(summary)
     return {k: RD.stats(samp, k[0], k[1], value) for k in samp}
 
 
@@ -198,7 +198,7 @@ def anchor_markdown(summary, modes, tests, anchors, ref=REF):
         for m in modes:
             if m == ref:
                 continue
-            r = RD.spread(RD.paired(samp, t, m, ref).values())
+            r = RD.ratio(samp, t, m, ref)
             ours = f"{r[0]:.2f}x" if r else "-"
             theirs = []
             for a in anchors.values():
@@ -262,7 +262,7 @@ def plots(summary, modes, tests, outdir, title=""):
             med, lo, hi = [], [], []
             for t in tests:
                 if field is None:
-                    r = RD.spread(RD.paired(samp, t, m).values())
+                    r = RD.ratio(samp, t, m)
                 else:
                     s = RD.stats(samp, t, m, value)
                     r = s["fig"][field] if s and s["status"] == "ok" else None

@@ -86,6 +86,12 @@ def paired(samp, test, mode, ref=REF):
             if ok(a[r]) and ok(b.get(r)) and b[r]["iops"] > 0}
 
 
+def ratio(samp, test, mode, ref=REF):
+    """The paired ratio of MODE to REF in TEST: (median, min, max) over
+    rounds, or None when no round paired."""
+    return spread(paired(samp, test, mode, ref).values())
+
+
 def stats(samp, test, mode, value, ref=REF):
     """One cell's figures over its rounds, or None if it never ran.
 
@@ -104,7 +110,7 @@ def stats(samp, test, mode, value, ref=REF):
     if not good:
         return out
     out["iops"] = spread([st["iops"] for st in good])
-    out["ratio"] = spread(paired(samp, test, mode, ref).values()) if mode != ref else (1.0, 1.0, 1.0)
+    out["ratio"] = ratio(samp, test, mode, ref) if mode != ref else (1.0, 1.0, 1.0)
     host = [st for st in samp.get((test, HOST), {}).values() if ok(st)]
     out["vs_host"] = out["iops"][0] / host[0]["iops"] if host and host[0]["iops"] else None
     out["fig"] = _Figures(good, value)
@@ -128,7 +134,7 @@ def verdict(samp, mode, tests, ref=REF):
     """("holds"|"fails"|"undecided", [cells that fail], [cells missing])."""
     failing, missing = [], []
     for t in tests:
-        r = spread(paired(samp, t, mode, ref).values())
+        r = ratio(samp, t, mode, ref)
         if r is None:
             missing.append(t)
         elif r[0] < VERDICT_MEDIAN or r[2] < VERDICT_BEST:
@@ -159,7 +165,7 @@ def noise(samp, tests, ref=REF):
     per, how = {}, "paired"
     if any((t, NOISE) in samp for t in tests):
         for t in tests:
-            per[t] = spread(paired(samp, t, NOISE, ref).values())
+            per[t] = ratio(samp, t, NOISE, ref)
     else:
         how = "rounds"
         for t in tests:
@@ -183,8 +189,3 @@ def noise_line(samp, tests, ref=REF):
     cells = ", ".join(f"{t} {v[0]:.2f}x" for t, v in have.items())
     return (f"noise (baseline's slowest round / fastest; no second baseline run): {cells}; "
             f"differences within {dev:.0%} are noise")
-
-
-def rounds_of(samp):
-    """How many rounds the run had (the most any cell ran)."""
-    return max((len(v) for (t, m), v in samp.items() if m != HOST), default=0)
