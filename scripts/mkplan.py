@@ -19,6 +19,9 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        two-guests a second guest on its own target and disk; both write and
                   verify at once, each with its own poller
        reverify   re-read and verify what verify wrote
+       workers    worker_per_virtqueue placement under I/O on every queue:
+                  pinned polling workers found on their CPUs, in QEMU's
+                  cgroups, asleep at 0% CPU 2 s after (plan.py worker_steps)
 Builds what is missing (modules, QEMU, initramfs) first.
 """
 import argparse
@@ -45,6 +48,8 @@ def steps_for(names, mode, modes, runtime):
             if s == "kill-qemu" and s != names[-1]:
                 sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
             out += P.fault_steps(s)
+        elif s == "workers":
+            out += P.worker_steps(modes["guest"]["num_queues"])
         elif s == "two-guests":
             out.append({"name": "two-guests", "type": "second-guest", "timeout": 600})
         elif s == "reverify":

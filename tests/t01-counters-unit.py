@@ -122,5 +122,23 @@ class Pollers(unittest.TestCase):
         self.assertEqual(C.parse_guest_pollers("@@CPU\n"), {"pollers": 0, "cpu_ticks": 0})
 
 
+    def test_vhost_thread_cpu_and_wakeups(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as proc:
+            for pid, tid, comm, ut, st, vcsw in ((100, 100, "qemu-system-x86", 50, 5, 9),
+                                                 (100, 104, "vhost-100", 7, 9, 30),
+                                                 (100, 105, "vhost-100", 1, 2, 12),
+                                                 (200, 200, "bash", 3, 3, 4)):
+                d = os.path.join(proc, str(pid), "task", str(tid))
+                os.makedirs(d)
+                with open(os.path.join(d, "stat"), "w") as f:
+                    f.write(f"{tid} ({comm}) S 2 0 0 0 -1 0 0 0 0 0 {ut} {st} 0 0\n")
+                with open(os.path.join(d, "status"), "w") as f:
+                    f.write(f"Name:\t{comm}\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t{vcsw}\n")
+            os.makedirs(os.path.join(proc, "self"))
+            self.assertEqual(C.thread_cpu_ticks("vhost-", proc), 19)
+            self.assertEqual(C.thread_wakeups("vhost-", proc), 42)
+            self.assertEqual(C.thread_wakeups("nothing", proc), 0)
+
 if __name__ == "__main__":
     sys.exit(0 if unittest.main(exit=False).result.wasSuccessful() else 1)

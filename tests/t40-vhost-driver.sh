@@ -9,7 +9,13 @@
 # then an avail index a ring ahead, a descriptor loop, a descriptor
 # outside guest memory and an absurd indirect table: each must leave the
 # poller asleep and idle (no spinning past its budget), a second device
-# working, and a clean teardown.  Both targets share one backstore.
+# working, and a clean teardown.  Then the stop paths (issue 18): a kick
+# followed at once by SET_FEATURES without the bit, 100 times, with no
+# second kick (every request completes); sqcq_enable=0 while a device runs
+# (it keeps accepting the bit it offered); bad-target replies mixed with
+# completions under EVENT_IDX, taken by interrupt only (none lost); a
+# CLEAR_ENDPOINT that fails (the device polls on), and a release with the
+# poll running (no thread left, the target usable again).  Both targets share one backstore.
 # timeout: 900
 # vm: yes
 set -uo pipefail

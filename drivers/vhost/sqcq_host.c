@@ -1,43 +1,55 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vhost SQ poller: services a vhost device's request virtqueues by reading
- * the guest's avail index from guest memory, so the guest need not kick
- * (an MMIO write, i.e. a VM exit) while requests keep coming.
+ * vhost SQ polling: a vhost device's request virtqueues are serviced by
+ * reading the guest's avail index from guest memory, so the guest need not
+ * kick (an MMIO write, i.e. a VM exit) while requests keep coming.
  *
- * One poller per device (not per vq): one thread spinning per guest disk is
- * the most a host can afford, and it keeps the CPU cost independent of the
- * number of queues.  It is a vhost_task of the device owner (QEMU), so it
- * shares the owner's mm and cgroup and shows up as vhost-sqcq-<owner pid>.
+ * The poll runs in the vq's kick work, on the vq's vhost worker, as
+ * vhost-net's busy polling does: no thread of its own.  When
+ * VIRTIO_F_SQCQ_POLL is negotiated and the endpoint is set, the kick work
+ * services the ring with guest notifications disabled and, when the ring
+ * runs empty, keeps them disabled and spins for the adaptive budget
+ * (include/linux/virtio_sqcq_policy.h) with a lock-free peek at the
+ * guest's avail index, taking vq->mutex only to service.  The spin gives
+ * way to other work queued on the same worker (LIO's completion work, a
+ * flush, another vq's kick): the kick work requeues itself behind it and
+ * resumes, still with notifications disabled, so no kick is needed.  It
+ * ends on need_resched(), a signal, or when the budget is spent: it then
+ * announces NEED_WAKEUP with vhost_enable_notify() and its re-check, and
+ * returns; the next kick runs it again.  A policy that predicts that a
+ * spin would not catch the next request gives a budget of zero: the kick
+ * work then behaves as upstream's.
  *
- * Life cycle: the device calls vhost_sqcq_sync() from its ioctls (owner
- * context) whenever the endpoint or the features change; the poller runs
- * while VIRTIO_F_SQCQ_POLL is negotiated and the endpoint is set, and is
- * stopped on every other path (clear endpoint, release, feature change).
+ * Placement is the worker's: one worker per device (the default) polls
+ * all its vqs in turn, on one CPU at most; with a worker per vq
+ * (VHOST_NEW_WORKER, VHOST_ATTACH_VRING_WORKER) each worker polls its own.
+ * Workers are created at VHOST_SET_OWNER in the owner's cgroups and can be
+ * pinned as any vhost worker.
  *
- * While awake the poller keeps guest notifications disabled.  When its spin
- * budget (include/linux/virtio_sqcq_policy.h) runs out it announces
- * NEED_WAKEUP by re-enabling them, re-checks every ring after a full
- * barrier, and sleeps only if all are still empty.  A kick then wakes it,
- * unless the policy predicts that the next request will come too late for
- * spinning to catch: the kick is then serviced in the kick handler exactly
- * as upstream does, so a device with long gaps (QD1 on a slow backend)
- * behaves as if there were no poller.
+ * Stopping (feature dropped, endpoint cleared, release) clears the vq's
+ * flag under vq->mutex and queues the kick work: the worker hands the vq
+ * back to the kick path there, in the owner's mm, so nothing touches guest
+ * memory from ioctl or release context and a kick taken just before the
+ * stop is serviced.
  */
 #define pr_fmt(fmt) "vhost_scsi sqcq: " fmt
 
+#include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
-#include <linux/sched/vhost_task.h>
+#include <linux/sched/isolation.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/tick.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 #include <linux/virtio_sqcq.h>
 #include <linux/virtio_sqcq_param.h>
-#include <linux/virtio_sqcq_policy.h>
 
 #include "vhost.h"
 #include "sqcq_host.h"
@@ -47,12 +59,7 @@
 static struct sqcq_uint_param sqcq_enable = { 1, 0, 1 };
 module_param_cb(sqcq_enable, &sqcq_uint_ops, &sqcq_enable, 0644);
 MODULE_PARM_DESC(sqcq_enable,
-		 "Offer VIRTIO_F_SQCQ_POLL to guests; 0 behaves as upstream (0-1, default 1)");
-
-static struct sqcq_uint_param sqcq_poller_cpu = { 0, 0, 8192 };
-module_param_cb(sqcq_poller_cpu, &sqcq_uint_ops, &sqcq_poller_cpu, 0644);
-MODULE_PARM_DESC(sqcq_poller_cpu,
-		 "Bind the poller to CPU n-1; 0 does not bind (0-8192, default 0)");
+		 "Offer VIRTIO_F_SQCQ_POLL to devices opened from now on; 0 behaves as upstream (0-1, default 1)");
 
 static struct sqcq_uint_param sqcq_steer = { 1, 0, 1 };
 module_param_cb(sqcq_steer, &sqcq_uint_ops, &sqcq_steer, 0644);
@@ -64,573 +71,563 @@ module_param_cb(sqcq_steer_fallback, &sqcq_uint_ops, &sqcq_steer_fallback, 0644)
 MODULE_PARM_DESC(sqcq_steer_fallback,
 		 "When no CPU is free: 0 do not steer, 1 use the next online CPU (default 0)");
 
-/* --- the poller --------------------------------------------------------- */
-
-/* CPUs on which a poller is spinning right now (completion steering). */
-static struct cpumask sqcq_busy_cpus;
-static struct dentry *sqcq_debugfs;
-static atomic_t sqcq_seq = ATOMIC_INIT(0);
+/* --- completion steering ------------------------------------------------ */
 
 /* The free-CPU estimate is refreshed at most this often. */
 #define SQCQ_FREE_REFRESH_NS	(10 * NSEC_PER_MSEC)
 /* A CPU idle at least this share of the last window (percent) is free. */
 #define SQCQ_FREE_IDLE_PCT	50
 
-enum { SQCQ_WAKE_PENDING = 0, SQCQ_STOPPING = 1 };
-
-struct vhost_sqcq_poller {
-	struct vhost_dev *dev;
-	const struct vhost_sqcq_ops *ops;
-	struct vhost_task *vtsk;
-	unsigned int nvqs;
-	struct vhost_virtqueue **vqs;
-	u16 *vq_index;		/* index of vqs[i] in the device */
-
-	/* Policy and sleep state, shared with the kick handler. */
-	spinlock_t lock;
-	struct sqcq_policy policy;
-	struct sqcq_policy_params params;
-	bool asleep;		/* past the NEED_WAKEUP re-check */
-	bool killed;		/* owner got SIGKILL: never wake the task */
-	u64 empty_since;	/* local_clock() when the rings ran empty */
-	unsigned long flags;	/* SQCQ_WAKE_PENDING, SQCQ_STOPPING */
-
-	/* Poller thread only. */
-	u64 spin_deadline;
-	u64 t_transition;	/* last busy<->idle transition */
-	int busy_cpu;		/* CPU set in sqcq_busy_cpus, or -1 */
-	int bind_cpu;
-	bool started;
-	u32 idle_timeout_ns;
-	unsigned int steer, steer_fallback;
-	unsigned int steer_cursor;
-	u64 free_stamp;
-	struct cpumask free;
-	u64 *prev_idle_us, *prev_wall_us;
-
-	/* Counters (one writer each; read by debugfs). */
-	u64 empty_polls, sleeps, wakeups, wakeups_by_kick, contended;
-	u64 busy_ns, idle_ns;
-	pid_t owner_pid, pid;
-
-	struct dentry *dbg;
-};
-
-static void sqcq_set_busy_cpu(struct vhost_sqcq_poller *p, int cpu)
-{
-	if (p->busy_cpu == cpu)
-		return;
-	if (p->busy_cpu >= 0)
-		cpumask_clear_cpu(p->busy_cpu, &sqcq_busy_cpus);
-	if (cpu >= 0)
-		cpumask_set_cpu(cpu, &sqcq_busy_cpus);
-	p->busy_cpu = cpu;
-}
+/* Number of polls running on each CPU. */
+static atomic_t *sqcq_polls_on;
 
 /*
- * Refresh the set of CPUs that can take completion work: online, idle for
- * most of the last window (so not running a vCPU or the backend flat out)
- * and not running a busy poller.  Called from the poller, rate limited.
+ * CPUs that can take completion work: online, housekeeping for workqueues
+ * (not isolated or nohz_full), idle for most of the last window (so not
+ * running a vCPU or the backend flat out) and running no poll; @fallback
+ * is the first condition only.  One estimate for the host, refreshed by
+ * whichever poll finds it stale; @free and @fallback are read without the
+ * lock (a word may be a window old).
  */
-static void sqcq_refresh_free(struct vhost_sqcq_poller *p, u64 now)
+static struct {
+	spinlock_t lock;	/* one refresh at a time; readers take none */
+	u64 stamp;
+	struct cpumask free, fallback, next, allowed;
+	u64 *prev_idle_us, *prev_wall_us;
+} sqcq_cpus = { .lock = __SPIN_LOCK_UNLOCKED(sqcq_cpus.lock) };
+
+static void sqcq_set_busy_cpu(struct vhost_sqcq_vq *sv, int cpu)
+{
+	if (sv->busy_cpu == cpu)
+		return;
+	if (sv->busy_cpu >= 0)
+		atomic_dec(&sqcq_polls_on[sv->busy_cpu]);
+	if (cpu >= 0)
+		atomic_inc(&sqcq_polls_on[cpu]);
+	sv->busy_cpu = cpu;
+}
+
+static void sqcq_refresh_free(u64 now)
 {
 	int cpu;
 
-	if (now - p->free_stamp < SQCQ_FREE_REFRESH_NS)
+	if (now - READ_ONCE(sqcq_cpus.stamp) < SQCQ_FREE_REFRESH_NS ||
+	    !spin_trylock(&sqcq_cpus.lock))
 		return;
-	p->free_stamp = now;
-	cpumask_clear(&p->free);
-	for_each_online_cpu(cpu) {
+	WRITE_ONCE(sqcq_cpus.stamp, now);
+	cpumask_clear(&sqcq_cpus.next);
+	/* Not isolated: isolcpus= (domain) and nohz_full= (workqueues). */
+	cpumask_and(&sqcq_cpus.allowed, cpu_online_mask,
+		    housekeeping_cpumask(HK_TYPE_WQ));
+	cpumask_and(&sqcq_cpus.allowed, &sqcq_cpus.allowed,
+		    housekeeping_cpumask(HK_TYPE_DOMAIN));
+	for_each_cpu(cpu, &sqcq_cpus.allowed) {
 		u64 wall, idle = get_cpu_idle_time_us(cpu, &wall);
 		u64 d_idle, d_wall;
 
-		if (cpumask_test_cpu(cpu, &sqcq_busy_cpus))
+		if (atomic_read(&sqcq_polls_on[cpu]))
 			continue;
 		if (idle == -1ULL) {	/* no NOHZ idle accounting */
-			cpumask_set_cpu(cpu, &p->free);
+			cpumask_set_cpu(cpu, &sqcq_cpus.next);
 			continue;
 		}
-		d_idle = idle - p->prev_idle_us[cpu];
-		d_wall = wall - p->prev_wall_us[cpu];
-		p->prev_idle_us[cpu] = idle;
-		p->prev_wall_us[cpu] = wall;
+		d_idle = idle - sqcq_cpus.prev_idle_us[cpu];
+		d_wall = wall - sqcq_cpus.prev_wall_us[cpu];
+		sqcq_cpus.prev_idle_us[cpu] = idle;
+		sqcq_cpus.prev_wall_us[cpu] = wall;
 		if (d_wall && d_idle * 100 >= d_wall * SQCQ_FREE_IDLE_PCT)
-			cpumask_set_cpu(cpu, &p->free);
+			cpumask_set_cpu(cpu, &sqcq_cpus.next);
 	}
+	cpumask_copy(&sqcq_cpus.free, &sqcq_cpus.next);
+	cpumask_copy(&sqcq_cpus.fallback, &sqcq_cpus.allowed);
+	spin_unlock(&sqcq_cpus.lock);
 }
 
 /**
- * vhost_sqcq_steer_cpu - CPU for the completion of a command the poller found
+ * vhost_sqcq_steer_cpu - CPU for the completion of a command found by a poll
  * @sv: the vq the command came from
  *
- * Called from the poller's service callback.  Return: a CPU for
- * se_cmd->cpuid, or -1 to leave LIO's default (the submitting CPU).
+ * Called from the device's polled service, on the vq's worker.
+ * Return: a CPU for se_cmd->cpuid, or -1 to leave LIO's default (the
+ * submitting CPU).
  */
 int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv)
 {
-	struct vhost_sqcq_poller *p = sv->poller;
-
-	if (!p || !p->steer)
+	if (!READ_ONCE(sqcq_steer.val))
 		return -1;
-	sqcq_refresh_free(p, local_clock());
-	return sqcq_steer_pick(cpumask_bits(&p->free),
-			       cpumask_bits(cpu_online_mask), nr_cpu_ids,
-			       raw_smp_processor_id(), &p->steer_cursor,
-			       p->steer_fallback);
+	sqcq_refresh_free(ktime_get_mono_fast_ns());
+	return sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free),
+			       cpumask_bits(&sqcq_cpus.fallback), nr_cpu_ids,
+			       raw_smp_processor_id(), &sv->steer_cursor,
+			       READ_ONCE(sqcq_steer_fallback.val));
 }
 
-/* Service every ring once; return the number of requests found. */
-static int sqcq_service_all(struct vhost_sqcq_poller *p)
+/* --- the poll, in the vq's kick work ------------------------------------- */
+
+/*
+ * Has the guest posted requests we have not taken?  A hint, read without
+ * vq->mutex: only this vq's worker (us) moves last_avail_idx and
+ * avail_idx, and the vq cannot lose its rings while its backend is set;
+ * clearing the backend flushes the worker, which ends the spin
+ * (vhost_vq_has_work()) before the rings can go.  A concurrent
+ * VHOST_SET_VRING_ADDR (allowed while running, to toggle logging) can make
+ * one read stale, never invalid: the answer is acted on under vq->mutex.
+ * vhost-scsi has no IOTLB, so avail is a plain user address in our mm.
+ */
+static bool sqcq_avail_pending(struct vhost_virtqueue *vq)
 {
-	unsigned int i;
-	int n, total = 0;
+	vring_avail_t __user *avail = READ_ONCE(vq->avail);
+	__virtio16 idx;
 
-	for (i = 0; i < p->nvqs; i++) {
-		n = p->ops->service(p->vqs[i]);
-		if (n > 0) {
-			struct vhost_sqcq_vq *sv = p->ops->vq_state(p->vqs[i]);
+	if (vq->avail_idx != vq->last_avail_idx)
+		return true;
+	if (unlikely(get_user(idx, &avail->idx)))
+		return true;	/* the service reports the fault */
+	return vhost16_to_cpu(vq, idx) != vq->last_avail_idx;
+}
 
-			WRITE_ONCE(sv->work, sv->work + n);
-			total += n;
-		}
+/* Account a busy<->asleep transition. */
+static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
+{
+	if (sv->t_transition)
+		WRITE_ONCE(*acc, *acc + (now - sv->t_transition));
+	sv->t_transition = now;
+}
+
+/* The budget of a spin window starting now (0: do not spin). */
+static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
+{
+	if (!sqcq_read_params(&sv->params)) {
+		pr_warn_once("sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u: not spinning\n",
+			     READ_ONCE(sqcq_spin_min_us.val),
+			     READ_ONCE(sqcq_spin_max_us.val));
+		return 0;
 	}
-	return total;
+	if (!sqcq_policy_spins(&sv->policy, &sv->params))
+		return 0;
+	return min_t(u64, sv->policy.budget_ns,
+		     (u64)READ_ONCE(sqcq_idle_timeout_us.val) * NSEC_PER_USEC);
 }
 
 /*
- * NEED_WAKEUP.  Re-enable guest notifications on every ring; each
- * vhost_enable_notify() writes the flag (or avail_event), issues smp_mb()
- * and re-reads avail->idx.  That barrier pairs with the guest's
- * virtio_mb() between its store of avail->idx and its load of the flags in
- * virtqueue_kick_prepare(): either we see the new index here, or the guest
- * sees notifications enabled and kicks.  Return true if a ring is not
- * empty (notifications are then disabled again and polling continues).
+ * NEED_WAKEUP.  vhost_enable_notify() writes the used flags (or
+ * avail_event), issues smp_mb() and re-reads avail->idx.  That barrier
+ * pairs with the guest's virtio_mb() between its store of avail->idx and
+ * its load of the flags in virtqueue_kick_prepare(): either we see the new
+ * index here, or the guest sees notifications enabled and kicks.  With
+ * @recheck, return true if a request slipped in (notifications are then
+ * disabled again); without, leave them enabled whatever the ring holds
+ * (a ring the service refused: wait for the next kick, as upstream).
  */
-static bool sqcq_arm_all(struct vhost_sqcq_poller *p)
+static bool sqcq_arm(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq,
+		     bool recheck)
 {
-	struct vhost_virtqueue *vq;
 	bool found = false;
-	unsigned int i;
 
-	for (i = 0; i < p->nvqs; i++) {
-		vq = p->vqs[i];
-		mutex_lock(&vq->mutex);
-		if (vhost_vq_get_backend(vq) && vhost_enable_notify(p->dev, vq)) {
-			vhost_disable_notify(p->dev, vq);
-			found = true;
-		}
-		mutex_unlock(&vq->mutex);
+	mutex_lock(&vq->mutex);
+	if (vhost_enable_notify(vq->dev, vq) && recheck &&
+	    vhost_vq_get_backend(vq)) {
+		vhost_disable_notify(vq->dev, vq);
+		found = true;
+	} else {
+		sv->notify_off = false;
 	}
+	mutex_unlock(&vq->mutex);
 	return found;
 }
 
-/* Account a busy->idle or idle->busy transition (the only clock reads). */
-static u64 sqcq_transition(struct vhost_sqcq_poller *p, u64 *acc)
+/* The run ends with notifications enabled: the next run is a kick. */
+static void sqcq_sleep(struct vhost_sqcq_vq *sv, bool need_wakeup)
 {
-	u64 now = local_clock();
+	sv->deadline = 0;
+	sv->asleep = true;
+	sqcq_set_busy_cpu(sv, -1);
+	if (need_wakeup)
+		WRITE_ONCE(sv->sleeps, sv->sleeps + 1);
+	sqcq_transition(sv, ktime_get_mono_fast_ns(), &sv->busy_ns);
+}
 
-	WRITE_ONCE(*acc, *acc + (now - p->t_transition));
-	p->t_transition = now;
-	return now;
+/* Other work is queued on our worker: run it, then resume with no kick. */
+static void sqcq_yield(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
+{
+	sv->requeued = true;
+	WRITE_ONCE(sv->yields, sv->yields + 1);
+	vhost_poll_queue(&vq->poll);
+}
+
+enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD };
+
+/* Services (of up to VHOST_SCSI_WEIGHT requests) before a run yields. */
+#define SQCQ_BATCHES	16
+
+/* sv->flags */
+enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
+
+/* Spin on the empty ring until a request, the deadline, or other work. */
+static enum sqcq_spin sqcq_spin(struct vhost_sqcq_vq *sv,
+				struct vhost_virtqueue *vq, u64 now)
+{
+	for (;;) {
+		if (sqcq_avail_pending(vq))
+			return SQCQ_FOUND;
+		if (now >= sv->deadline)
+			return SQCQ_SPENT;
+		/* A stop re-reads sv->on at the next run: no barrier here. */
+		if (vhost_vq_has_work(vq) || !READ_ONCE(sv->on))
+			return SQCQ_YIELD;
+		if (need_resched() || signal_pending(current)) {
+			/* Someone else wants this CPU: let them run. */
+			sqcq_policy_contended(&sv->policy, &sv->params);
+			WRITE_ONCE(sv->contended, sv->contended + 1);
+			return SQCQ_SPENT;
+		}
+		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
+		cpu_relax();
+		sqcq_set_busy_cpu(sv, raw_smp_processor_id());
+		now = ktime_get_mono_fast_ns();
+	}
+}
+
+/* A polled run of the kick work. */
+static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
+		      struct vhost_virtqueue *vq)
+{
+	unsigned int batches = 0;
+	u64 now, budget;
+	int n;
+
+	if (!sv->requeued)
+		WRITE_ONCE(sv->kicks, sv->kicks + 1);
+	sv->requeued = false;
+	sv->active = true;
+	sv->worker_pid = task_pid_nr(current);
+	if (!sv->t_transition)
+		sv->t_transition = ktime_get_mono_fast_ns();
+	if (sv->asleep) {
+		sv->asleep = false;
+		WRITE_ONCE(sv->wakeups, sv->wakeups + 1);
+		sqcq_transition(sv, ktime_get_mono_fast_ns(), &sv->idle_ns);
+	}
+	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
+
+	for (;;) {
+		/* Back from a yield to an empty ring: no need to service. */
+		if (sv->deadline && !sqcq_avail_pending(vq)) {
+			n = 0;
+		} else {
+			n = sd->ops->service(vq);
+			/* It disabled notifications, unless it had no backend. */
+			if (n != -ENODEV)
+				sv->notify_off = true;
+		}
+		if (n < 0) {
+			/* No backend or a broken ring: wait for a kick. */
+			if (sv->notify_off)
+				sqcq_arm(sv, vq, false);
+			sqcq_sleep(sv, false);
+			return;
+		}
+		now = ktime_get_mono_fast_ns();
+		if (n) {
+			WRITE_ONCE(sv->work, sv->work + n);
+			if (sv->empty_since)
+				sqcq_policy_sample(&sv->policy, &sv->params,
+						   now - sv->empty_since);
+			sv->empty_since = 0;
+			sv->deadline = 0;
+			/*
+			 * Give the worker loop its turn now and then, for
+			 * other work, the scheduler, signals and the freezer
+			 * (vhost_task_fn()), and to notice a stop.
+			 */
+			if (vhost_vq_has_work(vq) || need_resched() ||
+			    signal_pending(current) || !READ_ONCE(sv->on) ||
+			    ++batches >= SQCQ_BATCHES) {
+				sqcq_yield(sv, vq);
+				return;
+			}
+			continue;
+		}
+
+		/* Empty: start or go on with the spin window. */
+		if (!sv->empty_since)
+			sv->empty_since = now;
+		if (!sv->deadline) {
+			budget = sqcq_window_budget(sv);
+			if (!budget)
+				WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
+			sv->deadline = now + budget;
+		}
+		switch (sqcq_spin(sv, vq, now)) {
+		case SQCQ_FOUND:
+			continue;
+		case SQCQ_YIELD:
+			sqcq_yield(sv, vq);
+			return;
+		case SQCQ_SPENT:
+			break;
+		}
+
+		/* Budget spent: announce NEED_WAKEUP, then re-check. */
+		sv->deadline = 0;
+		if (sqcq_arm(sv, vq, true))
+			continue;
+		sqcq_sleep(sv, true);
+		return;
+	}
 }
 
 /*
- * One iteration of the poll loop, called by the vhost_task loop with the
- * task state already TASK_INTERRUPTIBLE; returning false makes it schedule().
+ * Polling stopped (vhost_sqcq_sync()).  Forget the history, and if a
+ * polled service left guest notifications disabled, give the ring back to
+ * the kick path: re-enable them; the device's own handler runs next and
+ * services whatever is there, as upstream.
  */
-static bool vhost_sqcq_fn(void *data)
+static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
-	struct vhost_sqcq_poller *p = data;
-	unsigned long flags;
-	u64 now;
-	int n;
-
+	sv->active = false;
+	sv->asleep = false;
+	sv->requeued = false;
+	sv->empty_since = 0;
+	sv->deadline = 0;
+	sv->t_transition = 0;
+	sqcq_set_busy_cpu(sv, -1);
+	if (sqcq_read_params(&sv->params))
+		sqcq_policy_init(&sv->policy, &sv->params);
+	if (!sv->notify_off)
+		return;
 	/*
-	 * We touch guest memory and take mutexes: be runnable first.  That
-	 * loses a wakeup that comes before our own set_current_state() below:
-	 * kicks leave SQCQ_WAKE_PENDING for it, sqcq_destroy() SQCQ_STOPPING.
+	 * Whatever the backend: clear-endpoint may remove it between here and
+	 * the device's handler, which then returns at once.  With a backend
+	 * the handler disables them again and re-enables them at empty.
 	 */
-	__set_current_state(TASK_RUNNING);
-
-	/* Being stopped: stay runnable until the vhost_task loop sees it. */
-	if (unlikely(test_bit(SQCQ_STOPPING, &p->flags))) {
-		cond_resched();
-		return true;
-	}
-
-	if (unlikely(!p->started)) {
-		p->started = true;
-		p->pid = task_pid_nr(current);
-		if (p->bind_cpu >= 0)
-			set_cpus_allowed_ptr(current, cpumask_of(p->bind_cpu));
-		p->t_transition = local_clock();
-	}
-
-	if (p->asleep) {
-		spin_lock_irqsave(&p->lock, flags);
-		p->asleep = false;
-		spin_unlock_irqrestore(&p->lock, flags);
-		/* Awake now: the kick that woke us has been delivered. */
-		clear_bit(SQCQ_WAKE_PENDING, &p->flags);
-		sqcq_transition(p, &p->idle_ns);
-		WRITE_ONCE(p->wakeups, p->wakeups + 1);
-	}
-	sqcq_set_busy_cpu(p, raw_smp_processor_id());
-
-	n = sqcq_service_all(p);
-	if (n) {
-		now = local_clock();
-		spin_lock_irqsave(&p->lock, flags);
-		if (p->empty_since) {
-			sqcq_policy_sample(&p->policy, &p->params,
-					   now - p->empty_since);
-			p->empty_since = 0;
-		}
-		spin_unlock_irqrestore(&p->lock, flags);
-		p->spin_deadline = 0;
-		cond_resched();
-		return true;
-	}
-
-	/* Empty.  Start, continue or end the spin window. */
-	now = local_clock();
-	if (!p->spin_deadline) {
-		u32 budget = READ_ONCE(p->policy.budget_ns);
-
-		spin_lock_irqsave(&p->lock, flags);
-		if (!p->empty_since)
-			p->empty_since = now;
-		spin_unlock_irqrestore(&p->lock, flags);
-		p->spin_deadline = now + min(budget, p->idle_timeout_ns);
-	}
-	if (need_resched()) {
-		/* Someone else wants this CPU: stop spinning, let them run. */
-		spin_lock_irqsave(&p->lock, flags);
-		sqcq_policy_contended(&p->policy, &p->params);
-		spin_unlock_irqrestore(&p->lock, flags);
-		WRITE_ONCE(p->contended, p->contended + 1);
-	} else if (now < p->spin_deadline) {
-		WRITE_ONCE(p->empty_polls, p->empty_polls + 1);
-		cpu_relax();
-		return true;
-	}
-
-	/* Budget spent: announce NEED_WAKEUP, then re-check. */
-	if (sqcq_arm_all(p)) {
-		p->spin_deadline = 0;
-		return true;
-	}
-	sqcq_set_busy_cpu(p, -1);
-	p->spin_deadline = 0;
-	spin_lock_irqsave(&p->lock, flags);
-	p->asleep = true;
-	spin_unlock_irqrestore(&p->lock, flags);
-
-	/*
-	 * A kick that came after the rings were armed has set WAKE_PENDING
-	 * before calling vhost_task_wake(), and sqcq_destroy() sets STOPPING
-	 * before vhost_task_stop() wakes us.  set_current_state() orders our
-	 * state store before the flag loads; wake_up_process() orders the
-	 * flag store before its state load: either we see a flag here, or
-	 * the wakeup finds us TASK_INTERRUPTIBLE and schedule() returns.
-	 */
-	set_current_state(TASK_INTERRUPTIBLE);
-	if (test_and_clear_bit(SQCQ_WAKE_PENDING, &p->flags) ||
-	    test_bit(SQCQ_STOPPING, &p->flags)) {
-		__set_current_state(TASK_RUNNING);
-		return true;	/* p->asleep: accounted as a wakeup */
-	}
-	WRITE_ONCE(p->sleeps, p->sleeps + 1);
-	sqcq_transition(p, &p->busy_ns);
-	return false;
+	mutex_lock(&vq->mutex);
+	vhost_enable_notify(vq->dev, vq);
+	mutex_unlock(&vq->mutex);
+	sv->notify_off = false;
 }
 
-static void vhost_sqcq_killed(void *data)
+/*
+ * One run per vq at a time.  Runs are serialised by the worker, except
+ * while VHOST_ATTACH_VRING_WORKER moves the vq: a run on the old worker can
+ * overlap one queued on the new worker.  The later run leaves PENDING and
+ * returns; the run in progress requeues the work when it ends, on the vq's
+ * worker of then, and sees the move itself through vhost_vq_has_work()
+ * (the new worker's queue) or its deadline.
+ */
+static bool sqcq_enter(struct vhost_sqcq_vq *sv)
 {
-	struct vhost_sqcq_poller *p = data;
-	unsigned long flags;
+	set_bit(SQCQ_PENDING, &sv->flags);
+	/* Fully ordered; pairs with smp_mb__after_atomic() in sqcq_leave(). */
+	if (test_and_set_bit(SQCQ_RUNNING, &sv->flags))
+		return false;
+	clear_bit(SQCQ_PENDING, &sv->flags);
+	return true;
+}
 
-	/* The owner is dying: from now on kicks are handled inline. */
-	spin_lock_irqsave(&p->lock, flags);
-	p->killed = true;
-	spin_unlock_irqrestore(&p->lock, flags);
+static void sqcq_leave(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
+{
+	clear_bit(SQCQ_RUNNING, &sv->flags);
+	/*
+	 * Pairs with test_and_set_bit() in sqcq_enter(): either that run sees
+	 * RUNNING clear and goes ahead, or we see its PENDING here.
+	 */
+	smp_mb__after_atomic();
+	if (test_and_clear_bit(SQCQ_PENDING, &sv->flags))
+		vhost_poll_queue(&vq->poll);
 }
 
 /**
- * vhost_sqcq_kick - a guest kick on a polled vq
- * @sv: the vq's poller state
+ * vhost_sqcq_handle_kick - the kick work of a request vq
+ * @sd: the device's polling state
+ * @sv: the vq's polling state
  * @vq: the vq
  *
- * Called from the device's kick handler.  Return: true if the poller took
- * the kick (the caller must not service the vq), false if the caller
- * should service it as upstream does: no poller, the owner is dying, or
- * the poller sleeps and the policy predicts that spinning does not pay.
+ * Called first thing by the device's kick handler, on the vq's worker.
+ * Return: true if the vq was polled (the caller must not service it),
+ * false if the caller should service it as upstream does.
  */
-bool vhost_sqcq_kick(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
+bool vhost_sqcq_handle_kick(struct vhost_sqcq_dev *sd,
+			    struct vhost_sqcq_vq *sv,
+			    struct vhost_virtqueue *vq)
 {
-	struct vhost_sqcq_poller *p;
-	unsigned long flags;
-	bool taken = false;
+	bool polled;
 
-	mutex_lock(&vq->mutex);
-	p = sv->poller;
-	if (!p)
-		goto out;
-	WRITE_ONCE(sv->kicks, sv->kicks + 1);
-	spin_lock_irqsave(&p->lock, flags);
-	if (p->killed) {
-		taken = false;
-	} else if (p->asleep && !sqcq_policy_spins(&p->policy, &p->params)) {
-		u64 now = local_clock();
-
-		if (p->empty_since)
-			sqcq_policy_sample(&p->policy, &p->params,
-					   now - p->empty_since);
-		/* vhost_sqcq_kick_done() stamps the end of the inline service. */
-		p->empty_since = 0;
-		WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
-	} else {
-		set_bit(SQCQ_WAKE_PENDING, &p->flags);
-		/* Pairs with set_current_state() in vhost_sqcq_fn(). */
-		vhost_task_wake(p->vtsk);
-		if (p->asleep)
-			WRITE_ONCE(p->wakeups_by_kick, p->wakeups_by_kick + 1);
-		taken = true;
-	}
-	spin_unlock_irqrestore(&p->lock, flags);
-out:
-	mutex_unlock(&vq->mutex);
-	return taken;
-}
-
-/**
- * vhost_sqcq_kick_done - the kick handler serviced a polled vq itself
- * @sv: the vq's poller state
- * @vq: the vq
- *
- * Called after the device serviced @vq because vhost_sqcq_kick() returned
- * false.  The ring is empty now: the next kick measures the gap from here.
- */
-void vhost_sqcq_kick_done(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
-{
-	struct vhost_sqcq_poller *p;
-	unsigned long flags;
-
-	mutex_lock(&vq->mutex);
-	p = sv->poller;
-	if (p) {
-		spin_lock_irqsave(&p->lock, flags);
-		if (p->asleep && !p->empty_since)
-			p->empty_since = local_clock();
-		spin_unlock_irqrestore(&p->lock, flags);
-	}
-	mutex_unlock(&vq->mutex);
+	/*
+	 * vhost_sqcq_sync() stores sv->on, then queues this work.  Without a
+	 * barrier a run may still read the old value if it was dequeued
+	 * before that queueing; it re-reads sv->on at every iteration
+	 * (sqcq_poll()), so a stop is seen within one service or peek.
+	 */
+	if (!READ_ONCE(sv->on) && likely(!sv->active))
+		return false;
+	if (!sqcq_enter(sv))
+		return true;
+	polled = READ_ONCE(sv->on);
+	if (polled)
+		sqcq_poll(sd, sv, vq);
+	else
+		sqcq_hand_back(sv, vq);
+	sqcq_leave(sv, vq);
+	return polled;
 }
 
 /* --- debugfs --------------------------------------------------------- */
 
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
-	struct vhost_sqcq_poller *p = m->private;
+	struct vhost_sqcq_dev *sd = m->private;
+	u64 sum[7] = {}, ema = 0;
+	struct vhost_sqcq_vq *sv;
+	bool awake = false;
+	u32 budget = 0;
 	unsigned int i;
 
-	seq_printf(m, "owner_pid %d\npid %d\nstate %s\nbudget_ns %u\nema_ns %llu\n",
-		   p->owner_pid, READ_ONCE(p->pid),
-		   READ_ONCE(p->asleep) ? "asleep" : "awake",
-		   READ_ONCE(p->policy.budget_ns), READ_ONCE(p->policy.ema_ns));
+	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
+		sv = sd->ops->vq_state(sd->dev->vqs[i]);
+		sum[0] += READ_ONCE(sv->empty_polls);
+		sum[1] += READ_ONCE(sv->sleeps);
+		sum[2] += READ_ONCE(sv->wakeups);
+		sum[3] += READ_ONCE(sv->contended);
+		sum[4] += READ_ONCE(sv->busy_ns);
+		sum[5] += READ_ONCE(sv->idle_ns);
+		sum[6] += READ_ONCE(sv->yields);
+		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
+		if (READ_ONCE(sv->policy.budget_ns) >= budget) {
+			budget = READ_ONCE(sv->policy.budget_ns);
+			ema = READ_ONCE(sv->policy.ema_ns);
+		}
+	}
+	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\n",
+		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema);
+	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
-		   READ_ONCE(p->empty_polls), READ_ONCE(p->sleeps),
-		   READ_ONCE(p->wakeups), READ_ONCE(p->wakeups_by_kick));
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\n",
-		   READ_ONCE(p->contended), READ_ONCE(p->busy_ns),
-		   READ_ONCE(p->idle_ns));
-	for (i = 0; i < p->nvqs; i++) {
-		struct vhost_sqcq_vq *sv = p->ops->vq_state(p->vqs[i]);
-
-		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu\n",
-			   p->vq_index[i],
-			   READ_ONCE(sv->work), READ_ONCE(sv->kicks),
-			   READ_ONCE(sv->inline_kicks));
+		   sum[0], sum[1], sum[2], sum[2]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\n",
+		   sum[3], sum[4], sum[5], sum[6]);
+	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
+		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
+			continue;
+		sv = sd->ops->vq_state(sd->dev->vqs[i]);
+		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu yields %llu worker %d\n",
+			   i, READ_ONCE(sv->work), READ_ONCE(sv->kicks),
+			   READ_ONCE(sv->inline_kicks), READ_ONCE(sv->yields),
+			   READ_ONCE(sv->worker_pid));
 	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(sqcq_stats);
 
+static struct dentry *sqcq_debugfs;
+static atomic_t sqcq_seq = ATOMIC_INIT(0);
+
 /* --- start / stop ------------------------------------------------------ */
 
-static void sqcq_free(struct vhost_sqcq_poller *p)
-{
-	kfree(p->prev_idle_us);
-	kfree(p->prev_wall_us);
-	kfree(p->vq_index);
-	kfree(p->vqs);
-	kfree(p);
-}
-
-static struct vhost_sqcq_poller *
-sqcq_create(struct vhost_dev *dev, unsigned int first_vq,
-	    const struct vhost_sqcq_ops *ops)
-{
-	struct vhost_sqcq_poller *p;
-	char name[TASK_COMM_LEN];
-	unsigned int i, bind;
-	int seq;
-
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return ERR_PTR(-ENOMEM);
-	p->dev = dev;
-	p->ops = ops;
-	spin_lock_init(&p->lock);
-	p->busy_cpu = -1;
-	if (!sqcq_read_params(&p->params)) {
-		pr_err("sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u: not polling\n",
-		       sqcq_spin_min_us.val, sqcq_spin_max_us.val);
-		kfree(p);
-		return ERR_PTR(-EINVAL);
-	}
-	sqcq_policy_init(&p->policy, &p->params);
-	p->idle_timeout_ns = READ_ONCE(sqcq_idle_timeout_us.val) * NSEC_PER_USEC;
-	p->steer = READ_ONCE(sqcq_steer.val);
-	p->steer_fallback = READ_ONCE(sqcq_steer_fallback.val);
-	bind = READ_ONCE(sqcq_poller_cpu.val);
-	p->bind_cpu = bind && bind - 1 < nr_cpu_ids && cpu_online(bind - 1) ?
-		      (int)bind - 1 : -1;
-	if (bind && p->bind_cpu < 0)
-		pr_warn("sqcq_poller_cpu=%u names no online CPU: not binding\n", bind);
-
-	p->vqs = kcalloc(dev->nvqs, sizeof(*p->vqs), GFP_KERNEL);
-	p->vq_index = kcalloc(dev->nvqs, sizeof(*p->vq_index), GFP_KERNEL);
-	p->prev_idle_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	p->prev_wall_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	if (!p->vqs || !p->vq_index || !p->prev_idle_us || !p->prev_wall_us) {
-		sqcq_free(p);
-		return ERR_PTR(-ENOMEM);
-	}
-	/* Only rings the guest has set up (QEMU sets num_queues of them). */
-	for (i = first_vq; i < dev->nvqs; i++) {
-		if (!vhost_vq_is_setup(dev->vqs[i]))
-			continue;
-		p->vq_index[p->nvqs] = i;
-		p->vqs[p->nvqs++] = dev->vqs[i];
-	}
-
-	/* The process (QEMU), not the vCPU thread that happened to ask. */
-	p->owner_pid = task_tgid_nr(current);
-	snprintf(name, sizeof(name), "vhost-sqcq-%d", p->owner_pid);
-	p->vtsk = vhost_task_create(vhost_sqcq_fn, vhost_sqcq_killed, p, name);
-	if (IS_ERR(p->vtsk)) {
-		int err = PTR_ERR(p->vtsk);
-
-		sqcq_free(p);
-		return ERR_PTR(err);
-	}
-	seq = atomic_inc_return(&sqcq_seq);
-	snprintf(name, sizeof(name), "%d-%d", p->owner_pid, seq);
-	p->dbg = debugfs_create_dir(name, sqcq_debugfs);
-	debugfs_create_file("stats", 0444, p->dbg, p, &sqcq_stats_fops);
-	return p;
-}
-
-static void sqcq_destroy(struct vhost_sqcq_poller *p)
-{
-	struct vhost_virtqueue *vq;
-	unsigned int i;
-
-	/* No kick handler can reach the poller after this. */
-	for (i = 0; i < p->nvqs; i++) {
-		vq = p->vqs[i];
-		mutex_lock(&vq->mutex);
-		p->ops->vq_state(vq)->poller = NULL;
-		mutex_unlock(&vq->mutex);
-	}
-	/*
-	 * Waits for the thread to leave vhost_sqcq_fn() and exit.  The flag
-	 * first: vhost_task_stop()'s wakeup is lost if it lands while
-	 * vhost_sqcq_fn() runs (see there), and the flag keeps it from going
-	 * to sleep again; pairs with set_current_state() in vhost_sqcq_fn().
-	 */
-	set_bit(SQCQ_STOPPING, &p->flags);
-	vhost_task_stop(p->vtsk);
-	sqcq_set_busy_cpu(p, -1);
-	debugfs_remove_recursive(p->dbg);
-
-	/*
-	 * The rings may have notifications disabled.  Hand them back to the
-	 * kick-driven path: re-enable, and queue the handler for anything
-	 * that slipped in (the same re-check as NEED_WAKEUP).
-	 */
-	for (i = 0; i < p->nvqs; i++) {
-		vq = p->vqs[i];
-		mutex_lock(&vq->mutex);
-		if (vhost_vq_get_backend(vq) && vhost_enable_notify(p->dev, vq))
-			vhost_poll_queue(&vq->poll);
-		mutex_unlock(&vq->mutex);
-	}
-	sqcq_free(p);
-}
-
 /**
- * vhost_sqcq_sync - start or stop a device's poller
- * @dev: the device; its mutex is held by the caller
+ * vhost_sqcq_dev_init - set up a device's polling state at open
+ * @sd: the state, embedded in the device
+ * @dev: the vhost device, after vhost_dev_init()
  * @first_vq: index of the first request virtqueue
- * @want: whether the device should be polled now (feature negotiated,
- *	endpoint set)
  * @ops: device callbacks
- * @pp: the device's poller pointer
  *
- * Must be called from the owner's context (an ioctl) when starting.
- * Return: 0, or a negative errno if a wanted poller could not start (the
- * device then works as upstream).
+ * The offer is fixed here: sqcq_enable decides whether devices opened from
+ * now on poll; a device keeps accepting what it offered.
  */
-int vhost_sqcq_sync(struct vhost_dev *dev, unsigned int first_vq, bool want,
-		    const struct vhost_sqcq_ops *ops,
-		    struct vhost_sqcq_poller **pp)
+void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
+			 unsigned int first_vq, const struct vhost_sqcq_ops *ops)
 {
-	struct vhost_sqcq_poller *p = *pp;
+	struct vhost_sqcq_vq *sv;
 	unsigned int i;
 
-	if (!want || !READ_ONCE(sqcq_enable.val)) {
-		if (p) {
-			*pp = NULL;
-			sqcq_destroy(p);
-		}
-		return 0;
+	sd->dev = dev;
+	sd->ops = ops;
+	sd->first_vq = first_vq;
+	sd->features = READ_ONCE(sqcq_enable.val) ?
+		       BIT_ULL(VIRTIO_F_SQCQ_POLL) : 0;
+	for (i = first_vq; i < dev->nvqs; i++) {
+		sv = ops->vq_state(dev->vqs[i]);
+		sv->busy_cpu = -1;
+		if (sqcq_read_params(&sv->params))
+			sqcq_policy_init(&sv->policy, &sv->params);
 	}
-	if (p)
-		return 0;
-	/*
-	 * The poller runs on the caller's mm: only the owner may start it
-	 * (vhost-scsi's SET_FEATURES and SET_ENDPOINT do not check).
-	 */
-	if (vhost_dev_check_owner(dev)) {
-		pr_warn_ratelimited("not starting the SQ poller for a task that does not own the device\n");
-		return -EPERM;
-	}
-	p = sqcq_create(dev, first_vq, ops);
-	if (IS_ERR(p)) {
-		pr_warn_ratelimited("cannot start the SQ poller (%ld): guest kicks will be used\n",
-				    PTR_ERR(p));
-		return PTR_ERR(p);
-	}
-	for (i = 0; i < p->nvqs; i++) {
-		mutex_lock(&p->vqs[i]->mutex);
-		ops->vq_state(p->vqs[i])->poller = p;
-		mutex_unlock(&p->vqs[i]->mutex);
-	}
-	*pp = p;
-	vhost_task_start(p->vtsk);
-	return 0;
 }
 
 /**
- * vhost_sqcq_features - feature bits the poller adds to the device's offer
+ * vhost_sqcq_sync - start or stop polling a device's request vqs
+ * @sd: the device's polling state
+ * @want: whether the device should be polled now (VIRTIO_F_SQCQ_POLL
+ *	negotiated, endpoint set)
  *
- * Return: VIRTIO_F_SQCQ_POLL unless disabled by sqcq_enable=0.
+ * Called with the device mutex held, from any task: it only flips each
+ * vq's flag under vq->mutex and, when stopping, queues the vq's kick work
+ * so that its worker hands the ring back (sqcq_hand_back()).  Starting
+ * needs nothing queued: the next kick polls.
  */
-u64 vhost_sqcq_features(void)
+void vhost_sqcq_sync(struct vhost_sqcq_dev *sd, bool want)
 {
-	return READ_ONCE(sqcq_enable.val) ? BIT_ULL(VIRTIO_F_SQCQ_POLL) : 0;
+	struct vhost_dev *dev = sd->dev;
+	struct vhost_virtqueue *vq;
+	char name[24];
+	unsigned int i;
+
+	lockdep_assert_held(&dev->mutex);
+	want = want && sd->features && !sd->closing;
+	for (i = sd->first_vq; i < dev->nvqs; i++) {
+		vq = dev->vqs[i];
+		mutex_lock(&vq->mutex);
+		if (READ_ONCE(sd->ops->vq_state(vq)->on) != want) {
+			/* Pairs with READ_ONCE() in vhost_sqcq_handle_kick(). */
+			WRITE_ONCE(sd->ops->vq_state(vq)->on, want);
+			/* Only a vq with a kick eventfd has kick work to run. */
+			if (!want && vq->kick)
+				vhost_poll_queue(&vq->poll);
+		}
+		mutex_unlock(&vq->mutex);
+	}
+	if (want && !sd->dbg) {
+		/* The process (QEMU), not the thread that happened to ask. */
+		sd->owner_pid = task_tgid_nr(current);
+		snprintf(name, sizeof(name), "%d-%d", sd->owner_pid,
+			 atomic_inc_return(&sqcq_seq));
+		sd->dbg = debugfs_create_dir(name, sqcq_debugfs);
+		debugfs_create_file("stats", 0444, sd->dbg, sd, &sqcq_stats_fops);
+	} else if (!want && sd->dbg) {
+		debugfs_remove_recursive(sd->dbg);
+		sd->dbg = NULL;
+	}
+}
+
+/**
+ * vhost_sqcq_release - the device is being released: stop polling for good
+ * @sd: the device's polling state
+ *
+ * Call first in the release path, before the endpoint is cleared: a
+ * clear-endpoint that fails part way then cannot leave a vq polled.
+ */
+void vhost_sqcq_release(struct vhost_sqcq_dev *sd)
+{
+	mutex_lock(&sd->dev->mutex);
+	sd->closing = true;
+	vhost_sqcq_sync(sd, false);
+	mutex_unlock(&sd->dev->mutex);
+}
+
+/**
+ * vhost_sqcq_dev_cleanup - after vhost_dev_cleanup(): no worker runs
+ * @sd: the device's polling state
+ */
+void vhost_sqcq_dev_cleanup(struct vhost_sqcq_dev *sd)
+{
+	struct vhost_sqcq_vq *sv;
+	unsigned int i;
+
+	debugfs_remove_recursive(sd->dbg);
+	sd->dbg = NULL;
+	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
+		sv = sd->ops->vq_state(sd->dev->vqs[i]);
+		/* A poll that never ran again (owner killed) drops its CPU. */
+		sqcq_set_busy_cpu(sv, -1);
+	}
 }
 
 int vhost_sqcq_init(void)
@@ -642,6 +639,14 @@ int vhost_sqcq_init(void)
 		       sqcq_spin_min_us.val, sqcq_spin_max_us.val);
 		return -EINVAL;
 	}
+	sqcq_polls_on = kcalloc(nr_cpu_ids, sizeof(*sqcq_polls_on), GFP_KERNEL);
+	sqcq_cpus.prev_idle_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	sqcq_cpus.prev_wall_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	if (!sqcq_polls_on || !sqcq_cpus.prev_idle_us ||
+	    !sqcq_cpus.prev_wall_us) {
+		vhost_sqcq_exit();
+		return -ENOMEM;
+	}
 	sqcq_debugfs = debugfs_create_dir("vhost-sqcq", NULL);
 	return 0;
 }
@@ -649,4 +654,8 @@ int vhost_sqcq_init(void)
 void vhost_sqcq_exit(void)
 {
 	debugfs_remove_recursive(sqcq_debugfs);
+	sqcq_debugfs = NULL;
+	kfree(sqcq_cpus.prev_wall_us);
+	kfree(sqcq_cpus.prev_idle_us);
+	kfree(sqcq_polls_on);
 }

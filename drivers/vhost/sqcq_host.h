@@ -1,37 +1,73 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * vhost SQ poller for VIRTIO_F_SQCQ_POLL: the interface between a vhost
- * device (vhost-scsi) and the poller in sqcq_host.c.
+ * vhost SQ polling for VIRTIO_F_SQCQ_POLL: the interface between a vhost
+ * device (vhost-scsi) and the polling kick work in sqcq_host.c.
  */
 #ifndef _VHOST_SQCQ_HOST_H
 #define _VHOST_SQCQ_HOST_H
 
 #include <linux/types.h>
+#include <linux/virtio_sqcq_policy.h>
 
+struct dentry;
 struct vhost_dev;
 struct vhost_virtqueue;
-struct vhost_sqcq_poller;
 
 /**
- * struct vhost_sqcq_vq - per-virtqueue poller state, embedded by the device
- * @poller: the poller that owns this vq, or NULL; written under vq->mutex
- * @work: requests the poller found on this vq
- * @kicks: guest kicks received while the vq was polled
- * @inline_kicks: of those, kicks serviced in the kick handler because the
- *	policy predicted that spinning would not pay
+ * struct vhost_sqcq_vq - per-virtqueue polling state, embedded by the device
+ * @on: poll this vq; written by vhost_sqcq_sync() under vq->mutex, read
+ *	by the vq's worker
+ *
+ * Every other field belongs to the run of the vq's kick work, one at a
+ * time (sqcq_enter()); the counters are also read, racily, by debugfs.
+ *
+ * @flags: SQCQ_RUNNING (a run is in progress), SQCQ_PENDING (a run came
+ *	while one was in progress: requeue when it ends)
+ * @active: the worker is polling this vq (it saw @on and has not handed
+ *	the vq back to the kick path yet)
+ * @notify_off: guest notifications were left disabled by a polled service
+ * @asleep: the spin ended with NEED_WAKEUP; the next run is a kick
+ * @requeued: this run was queued by the poll itself, not by a kick
+ * @busy_cpu: CPU counted as running a poll (completion steering), or -1
+ * @steer_cursor: round-robin position of the completion-CPU picker
+ * @worker_pid: the worker that last ran the poll
+ * @empty_since: when the ring ran empty (0: not empty), for the policy
+ * @deadline: end of the current spin window (0: no window)
+ * @t_transition: last busy<->asleep transition, for @busy_ns and @idle_ns
+ * @policy: the adaptive spin budget (include/linux/virtio_sqcq_policy.h)
+ * @params: the policy's parameters, read when a spin window starts
+ * @work: requests serviced by the poll
+ * @kicks: runs started by a guest kick while polled
+ * @wakeups: of those, kicks after NEED_WAKEUP
+ * @inline_kicks: spin windows the policy gave no budget (the run then
+ *	behaves as upstream's kick handler)
+ * @sleeps: spins that ended with NEED_WAKEUP
+ * @empty_polls: emptiness peeks that found nothing
+ * @yields: runs that stopped for other work on the worker and requeued
+ * @contended: spins ended because the CPU was wanted
+ * @busy_ns: time from a kick to NEED_WAKEUP, summed
+ * @idle_ns: time from NEED_WAKEUP to the next kick, summed
  */
 struct vhost_sqcq_vq {
-	struct vhost_sqcq_poller *poller;
-	u64 work;
-	u64 kicks;
-	u64 inline_kicks;
+	bool on;
+	unsigned long flags;
+	bool active, notify_off, asleep, requeued;
+	int busy_cpu;
+	unsigned int steer_cursor;
+	pid_t worker_pid;
+	u64 empty_since, deadline, t_transition;
+	struct sqcq_policy policy;
+	struct sqcq_policy_params params;
+	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
+	u64 busy_ns, idle_ns;
 };
 
 /**
- * struct vhost_sqcq_ops - what the poller needs from the device
- * @service: handle the requests on @vq without re-enabling guest
- *	notifications when it runs empty; return the number handled.
- *	Takes vq->mutex itself.
+ * struct vhost_sqcq_ops - what polling needs from the device
+ * @service: handle the requests on @vq, taking vq->mutex, and leave guest
+ *	notifications disabled when the ring runs empty.  Return the number
+ *	handled, or a negative errno when the vq cannot be serviced now (no
+ *	backend, or a broken ring: wait for the next kick).
  * @vq_state: the vhost_sqcq_vq embedded with @vq
  */
 struct vhost_sqcq_ops {
@@ -39,12 +75,35 @@ struct vhost_sqcq_ops {
 	struct vhost_sqcq_vq *(*vq_state)(struct vhost_virtqueue *vq);
 };
 
-u64 vhost_sqcq_features(void);
-int vhost_sqcq_sync(struct vhost_dev *dev, unsigned int first_vq, bool want,
-		    const struct vhost_sqcq_ops *ops,
-		    struct vhost_sqcq_poller **pp);
-bool vhost_sqcq_kick(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq);
-void vhost_sqcq_kick_done(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq);
+/**
+ * struct vhost_sqcq_dev - per-device polling state, embedded by the device
+ * @dev: the vhost device
+ * @ops: device callbacks
+ * @first_vq: index of the first request virtqueue
+ * @features: what the device offers (VIRTIO_F_SQCQ_POLL or 0), fixed at
+ *	open so that a device keeps accepting what it offered
+ * @closing: released: never poll again
+ * @owner_pid: the process that started polling (debugfs)
+ * @dbg: debugfs directory while a vq is polled
+ */
+struct vhost_sqcq_dev {
+	struct vhost_dev *dev;
+	const struct vhost_sqcq_ops *ops;
+	unsigned int first_vq;
+	u64 features;
+	bool closing;
+	pid_t owner_pid;
+	struct dentry *dbg;
+};
+
+void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
+			 unsigned int first_vq, const struct vhost_sqcq_ops *ops);
+void vhost_sqcq_sync(struct vhost_sqcq_dev *sd, bool want);
+void vhost_sqcq_release(struct vhost_sqcq_dev *sd);
+void vhost_sqcq_dev_cleanup(struct vhost_sqcq_dev *sd);
+bool vhost_sqcq_handle_kick(struct vhost_sqcq_dev *sd,
+			    struct vhost_sqcq_vq *sv,
+			    struct vhost_virtqueue *vq);
 int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv);
 int vhost_sqcq_init(void);
 void vhost_sqcq_exit(void);

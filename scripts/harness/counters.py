@@ -280,16 +280,16 @@ def poller_stats(root=SQCQ_DEBUGFS):
             continue
         total["pollers"] += 1
         for k, v in st.items():
-            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns"):
+            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns", "vq_worker"):
                 total[k] = total.get(k, 0) + v
             else:
                 total[k] = v
     return total
 
 
-def thread_cpu_ticks(prefix, proc="/proc"):
-    """Sum of utime+stime (clock ticks) of threads whose comm starts with prefix."""
-    ticks = 0
+def _thread_files(name, proc="/proc"):
+    """The text of /proc/PID/task/TID/NAME of every thread (skipping those
+    that went away)."""
     for pid in os.listdir(proc):
         if not pid.isdigit():
             continue
@@ -299,15 +299,32 @@ def thread_cpu_ticks(prefix, proc="/proc"):
             continue
         for tid in tasks:
             try:
-                with open(f"{proc}/{pid}/task/{tid}/stat") as f:
-                    st = f.read()
+                with open(f"{proc}/{pid}/task/{tid}/{name}") as f:
+                    yield f.read()
             except OSError:
                 continue
-            comm = st[st.index("(") + 1:st.rindex(")")]
-            if comm.startswith(prefix):
-                fields = st[st.rindex(")") + 2:].split()
-                ticks += int(fields[11]) + int(fields[12])
+
+
+def thread_cpu_ticks(prefix, proc="/proc"):
+    """Sum of utime+stime (clock ticks) of threads whose comm starts with prefix."""
+    ticks = 0
+    for st in _thread_files("stat", proc):
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        if comm.startswith(prefix):
+            fields = st[st.rindex(")") + 2:].split()
+            ticks += int(fields[11]) + int(fields[12])
     return ticks
+
+
+def thread_wakeups(prefix, proc="/proc"):
+    """Sum of voluntary context switches (each a sleep, then a wakeup) of
+    threads whose comm starts with prefix."""
+    n = 0
+    for st in _thread_files("status", proc):
+        lines = dict(ln.split(":", 1) for ln in st.splitlines() if ":" in ln)
+        if lines.get("Name", "").strip().startswith(prefix):
+            n += int(lines.get("voluntary_ctxt_switches", "0"))
+    return n
 
 
 GUEST_POLLER_CMD = ("for f in /sys/kernel/debug/virtio-sqcq/*/stats; do [ -f $f ] && cat $f && echo @@NEXT; done; "

@@ -83,7 +83,8 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
         ko = f"/lib/sqcq/virtio_sqcq.ko {guest_params} && insmod /lib/sqcq/virtio_scsi.ko"
     else:
         ko = "/lib/stock/virtio_scsi.ko"
-    props = "sqcq_poll=on" if m.get("sqcq_poll") else ""
+    props = ",".join(p for p, on in (("sqcq_poll=on", m.get("sqcq_poll")),
+                                      ("worker_per_virtqueue=on", m.get("worker_per_vq"))) if on)
     dev = disk(mode, modes)
     setup = [
         {"name": "load-virtio_scsi", "type": "sh", "setup": True,
@@ -263,8 +264,52 @@ def _bg_wait(name, what):
     return {"name": f"{name}-verify", "type": "sh", "timeout": 300, "cmd": (
         f"for i in $(seq 2400); do [ -f $TMPDIR/{name}.rc ] && break; sleep 0.1; done; "
         f"[ \"$(cat $TMPDIR/{name}.rc 2>/dev/null)\" = 0 ] || "
-        f"{{ echo 'fio verify across {what} failed:'; tail -15 $TMPDIR/{name}.log; exit 1; }}; "
+        f"{{ echo 'fio verify across {what} failed:'; grep -m5 -iE 'verify|bad|err=' $TMPDIR/{name}.log; "
+        f"tail -8 $TMPDIR/{name}.log; exit 1; }}; "
         f"echo 'fio write+verify across {what}: ok'")}
+
+
+def worker_steps(nq):
+    """Worker-per-vq placement (worker_per_virtqueue=on), with I/O on every
+    request queue: one polling worker per queue, each pinned with taskset
+    to a CPU and found there, each in QEMU's cgroups; then, 2 s after the
+    I/O ends, every worker asleep at 0% CPU."""
+    stats = "$(ls /sys/kernel/debug/vhost-sqcq/$QEMU_PID-*/stats 2>/dev/null | head -1)"
+    workers = ("ws=$(for t in /proc/$QEMU_PID/task/*; do [ \"$(cat $t/comm 2>/dev/null)\" = vhost-$QEMU_PID ] "
+               "&& echo ${t##*/}; done); ")
+    polling = ("pw=$(awk '$1 ~ /^vq/ { for (i = 2; i < NF; i++) if ($i == \"worker\" && $(i+1) > 0) print $(i+1) }' "
+               "\"$st\" | sort -u); ")
+    ticks = "ticks() { s=0; for t in $ws; do set -- $(cut -d')' -f2 /proc/$QEMU_PID/task/$t/stat); s=$((s + ${12} + ${13})); done; echo $s; }; "
+    start = {"name": "workers-start-io", "type": "sh", "cmd": (
+        f"(fio --name=workers --filename={DISK} --direct=1 --rw=randwrite --bs=4k --iodepth=8 "
+        f"--ioengine=libaio --offset=256M --size={96 // nq}M --offset_increment={96 // nq}M "
+        f"--numjobs={nq} --cpus_allowed=0-{nq - 1} "
+        "--cpus_allowed_policy=split --verify=crc32c --verify_fatal=1 --do_verify=1 "
+        ">$TMPDIR/workers.log 2>&1; echo $? >$TMPDIR/workers.rc) >/dev/null 2>&1 & sleep 3")}
+    place = {"name": "workers-pinned", "type": "host", "expect_rc": 0, "timeout": 120, "cmd": (
+        f"st={stats}; [ -f \"$st\" ] || {{ echo 'no poll stats for this QEMU'; exit 1; }}; " + workers +
+        "n=$(echo $ws | wc -w); "
+        f"[ $n -eq {nq + 1} ] || {{ echo \"expected {nq + 1} vhost workers (the default one and one per "
+        "request queue), found $n\"; exit 1; }; "
+        "ncpu=$(nproc); i=0; for t in $ws; do taskset -pc $((i % ncpu)) $t >/dev/null || exit 1; i=$((i + 1)); done; "
+        "sleep 3; " + polling +
+        f"[ $(echo $pw | wc -w) -eq {nq} ] || {{ echo \"expected {nq} polling workers, one per request queue; "
+        "the stats name: $pw\"; cat \"$st\"; exit 1; }; "
+        "out=''; for t in $pw; do echo $ws | tr ' ' '\\n' | grep -qx $t || { echo \"polling worker $t is not a vhost "
+        "worker of QEMU\"; exit 1; }; "
+        "want=$(taskset -pc $t | sed 's/.*: //'); cpu=$(cut -d')' -f2 /proc/$QEMU_PID/task/$t/stat | awk '{print $37}'); "
+        "[ \"$cpu\" = \"$want\" ] || { echo \"worker $t pinned to $want runs on CPU $cpu\"; exit 1; }; "
+        "cmp -s /proc/$QEMU_PID/task/$t/cgroup /proc/$QEMU_PID/cgroup || { echo \"worker $t is not in QEMU's "
+        "cgroups: $(cat /proc/$QEMU_PID/task/$t/cgroup)\"; exit 1; }; out=\"$out $t@cpu$cpu\"; done; "
+        f"echo \"{nq} polling workers, each pinned and found on its CPU, in QEMU's cgroups:$out\"")}
+    idle = {"name": "workers-asleep", "type": "host", "expect_rc": 0, "timeout": 120, "cmd": (
+        f"st={stats}; " + workers + ticks +
+        "sleep 2; t0=$(ticks); sleep 1; t1=$(ticks); "
+        "state=$(awk '$1 == \"state\" {print $2}' \"$st\"); "
+        "[ \"$state\" = asleep ] && [ $((t1 - t0)) -le 1 ] || "
+        "{ echo \"2 s after the I/O: poll state $state, workers used $((t1 - t0)) ticks in 1 s\"; exit 1; }; "
+        "echo \"2 s after the I/O: all asleep, workers used $((t1 - t0)) ticks in 1 s\"")}
+    return [dict(st, group="workers") for st in (start, place, _bg_wait("workers", "worker pinning"), idle)]
 
 
 def fault_steps(kind):
@@ -320,9 +365,9 @@ def _fault_steps(kind):
                     "break; sleep 0.1; done; "
                     "if ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1; then "
                     "echo 'poller of the killed QEMU still there after 10 s'; exit 1; fi; "
-                    "if grep -qs vhost-sqcq-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
-                    "echo 'a vhost-sqcq thread of the killed QEMU survives'; exit 1; fi; "
-                    "echo 'QEMU killed with I/O in flight; poller and its debugfs gone'")}]
+                    "if grep -qs vhost-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
+                    "echo 'a vhost worker of the killed QEMU survives'; exit 1; fi; "
+                    "echo 'QEMU killed with I/O in flight; its vhost workers and poll debugfs gone'")}]
     if kind == "guest-reset":
         return [start, {"name": "guest-reset", "type": "reboot", "timeout": 300}]
     if kind == "lun-relink":

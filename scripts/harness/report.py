@@ -19,7 +19,8 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("exits", "VM exits/IO", "{:.2f}"), ("kicks", "kicks (notify exits)/IO", "{:.3f}"),
            ("irq_injections", "interrupt injections/IO", "{:.3f}"),
            ("halt_exits", "HLT exits/IO", "{:.3f}"), ("guest_irqs", "guest interrupts/IO", "{:.3f}"),
-           ("poller_cpu", "host SQ poller CPU %", "{:.0f}"),
+           ("host_wakeups", "host vhost thread wakeups/IO", "{:.3f}"),
+           ("poller_cpu", "host SQ poll CPU % (vhost workers)", "{:.0f}"),
            ("sq_wakeups", "SQ poller wakeups/IO", "{:.3f}"), ("sq_sleeps", "SQ poller sleeps/IO", "{:.3f}"),
            ("guest_poller_cpu", "guest CQ poller CPU %", "{:.0f}"),
            ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}")]

@@ -7,9 +7,10 @@
  * This process is the vhost owner: its memory is the "guest memory"
  * (mapped 1:1, guest physical address = our virtual address), it builds
  * the rings, kicks through eventfds and reads completions from the used
- * ring.  The poller is a vhost_task, i.e. a thread of this process named
- * vhost-sqcq-<pid>; its state and counters come from
- * /sys/kernel/debug/vhost-sqcq/<pid>-<n>/stats.
+ * ring.  The poll runs in the request vqs' kick work on the device's
+ * vhost worker, a thread of this process named vhost-<pid>; while a device
+ * is polled its state and counters are in
+ * /sys/kernel/debug/vhost-sqcq/<pid>-<n>/stats ("the poller" below).
  *
  * Usage: vhostdrv WWPN [WWPN2]
  *        vhostdrv --load SECONDS IDLE_WWPN WWPN...
@@ -25,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -341,15 +343,14 @@ static long long inline_kicks(struct dev *d)
 	return sum;
 }
 
-/* CPU time (utime + stime, seconds) of the poller thread. */
-static double poller_cpu_s(struct dev *d)
+/* CPU time (utime + stime, seconds) of thread @tid of this process. */
+static double thread_cpu_s(long long tid)
 {
 	char path[96], buf[1024], *p;
-	long long pid = stat_field(d, "pid");
 	unsigned long ut, st;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%lld/stat", pid);
+	snprintf(path, sizeof(path), "/proc/self/task/%lld/stat", tid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -363,6 +364,65 @@ static double poller_cpu_s(struct dev *d)
 	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+/*
+ * CPU time of the workers that ran @d's poll (the "worker" of its vq
+ * lines); 0 if no poll ran yet, -1 if a worker cannot be read.
+ */
+static double poller_cpu_s(struct dev *d)
+{
+	long long tids[NVQ], v;
+	int n = 0, i;
+	double sum = 0, c;
+	char line[256], *p;
+	FILE *f = fopen(d->dbg, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, " worker ");
+		if (strncmp(line, "vq", 2) || !p || sscanf(p, " worker %lld", &v) != 1 || v <= 0)
+			continue;
+		for (i = 0; i < n && tids[i] != v; i++)
+			;
+		if (i == n && n < NVQ)
+			tids[n++] = v;
+	}
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		c = thread_cpu_s(tids[i]);
+		if (c < 0)
+			return -1;
+		sum += c;
+	}
+	return sum;
+}
+
+/* Threads of this process named vhost-*: the devices' vhost workers. */
+static int vhost_threads(void)
+{
+	char path[300], comm[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *dir = opendir("/proc/self/task");
+	FILE *f;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "vhost-", 6))
+			n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
 }
 
 /* Wait until the poller sleeps; return the seconds it took, or -1. */
@@ -847,6 +907,214 @@ static void no_consume(const char *wwpn)
 	dev_close(&d);
 }
 
+/* --- the stop paths (issue 18) ----------------------------------------- */
+
+/*
+ * Params under which a sleeping poll is woken by a kick rather than the
+ * kick being serviced inline: a 1 ms budget floor, windows capped at 2 ms.
+ */
+static void short_spin_params(void)
+{
+	set_param("sqcq_spin_max_us", "1000000");
+	set_param("sqcq_spin_min_us", "1000");
+	set_param("sqcq_idle_timeout_us", "2000");
+}
+
+/*
+ * A kick, then at once VHOST_SET_FEATURES without the bit, and no second
+ * kick: the request the kick announced must complete.  (The old poller
+ * took the kick for its own thread, which the feature change then stopped
+ * before it ran: the request was stranded.)
+ */
+static void stop_after_kick(const char *wwpn)
+{
+	int i, bad = 0, lost = 0, first = -1, rounds = 100;
+	struct dev d;
+	char why[128];
+	bool ok;
+
+	short_spin_params();
+	dev_open(&d, "stop-after-kick", wwpn, true);
+	for (i = 0; i < rounds; i++) {
+		find_poller(&d);
+		/* Asleep, with a history that says spinning pays. */
+		if (i % 2 == 0)
+			poller_awake(&d);
+		wait_asleep(&d, 2);
+		publish(rq(&d), build(&d, 0, false, 800));
+		kick(&d);
+		if (set_features(&d, false))
+			die("VHOST_SET_FEATURES without the bit");
+		if (reap(&d, 1, 5, &bad) != 1) {
+			lost++;
+			if (first < 0)
+				first = i;
+			break;	/* the slot is still the host's */
+		}
+		if (set_features(&d, true))
+			die("VHOST_SET_FEATURES with the bit");
+	}
+	check(!lost && !bad,
+	      "kick then SET_FEATURES without the bit, %d times, no second kick: %d requests not completed in 5 s (first at round %d), %d bad",
+	      i, lost, first, bad);
+	if (!lost) {
+		ok = io_roundtrip(&d, 810, 8, 21, why, sizeof(why));
+		check(ok, "after the stops: %s", why);
+	}
+	dev_close(&d);
+	default_params();
+}
+
+/*
+ * sqcq_enable=0 while a device runs: that device keeps accepting the bit
+ * it offered (QEMU cached the offer; its next vhost_dev_start, e.g. after
+ * a guest reboot, sets the features again) and keeps polling; a device
+ * opened now is not offered the bit.
+ */
+static void enable_param(const char *wwpn)
+{
+	uint64_t offered = 0;
+	struct dev d;
+	char why[128];
+	int fd, rc;
+	bool ok;
+
+	dev_open(&d, "enable-param", wwpn, true);
+	set_param("sqcq_enable", "0");
+	rc = set_features(&d, true);
+	check(rc == 0, "sqcq_enable=0 while the device runs: VHOST_SET_FEATURES with the bit it offered %s",
+	      rc ? strerror(errno) : "accepted");
+	ok = find_poller(&d) && io_roundtrip(&d, 820, 8, 22, why, sizeof(why));
+	check(ok, "sqcq_enable=0: the running device still polls and moves data (%s)",
+	      d.dbg[0] ? why : "no poller");
+	fd = open("/dev/vhost-scsi", O_RDWR);
+	if (fd < 0 || ioctl(fd, VHOST_SET_OWNER) || ioctl(fd, VHOST_GET_FEATURES, &offered))
+		die("opening a second device");
+	check(!(offered & (1ULL << VIRTIO_F_SQCQ_POLL)),
+	      "sqcq_enable=0: a device opened now is not offered VIRTIO_F_SQCQ_POLL (features %#llx)",
+	      (unsigned long long)offered);
+	close(fd);
+	set_param("sqcq_enable", "1");
+	dev_close(&d);
+}
+
+/*
+ * Requests for a target that does not exist (answered BAD_TARGET from the
+ * request path) mixed with good ones, with VIRTIO_RING_F_EVENT_IDX and
+ * completions taken by interrupt only: the driver asks for an interrupt
+ * (used_event) and sleeps on the call eventfd.  A signal lost to two
+ * tasks updating signalled_used at once leaves it asleep.  (The old
+ * poller answered bad targets from its own thread while the worker
+ * signalled completions.)
+ */
+static void bad_target_irq(const char *wwpn)
+{
+	int round, s, got, bad = 0, lost = 0, wrong = 0, rounds = 200;
+	struct pollfd pfd;
+	uint64_t cnt;
+	struct dev d;
+	struct vq *q;
+	uint16_t *used_event;
+
+	short_spin_params();
+	dev_open(&d, "bad-target", wwpn, true);
+	d.features |= 1ULL << VIRTIO_RING_F_EVENT_IDX;
+	if (ioctl(d.fd, VHOST_SET_FEATURES, &d.features))
+		die("VHOST_SET_FEATURES with EVENT_IDX");
+	q = rq(&d);
+	used_event = &q->avail->ring[NUM];
+	pfd = (struct pollfd){ .fd = q->call, .events = POLLIN };
+	for (round = 0; round < rounds && !lost; round++) {
+		for (s = 0; s < 8; s++) {
+			build(&d, s, false, 900 + s);
+			if (s % 2)
+				slot(&d, s)->req.lun[1] = 7;	/* no such target */
+			publish(q, 1 + 4 * s);
+		}
+		kick(&d);
+		for (got = 0; got < 8 && !lost;) {
+			uint16_t idx;
+
+			/* Interrupt me at the next completion, then look. */
+			__atomic_store_n(used_event, q->used_seen, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			idx = __atomic_load_n(&q->used->idx, __ATOMIC_ACQUIRE);
+			if (idx == q->used_seen) {
+				if (poll(&pfd, 1, 5000) != 1)
+					lost++;
+				else if (read(q->call, &cnt, sizeof(cnt)) != sizeof(cnt))
+					die("reading the call eventfd");
+				continue;
+			}
+			while (q->used_seen != idx) {
+				struct vring_used_elem *e = &q->used->ring[q->used_seen % NUM];
+				int sl = (e->id - 1) / 4;
+				uint8_t want = sl % 2 ? VIRTIO_SCSI_S_BAD_TARGET : VIRTIO_SCSI_S_OK;
+
+				if (e->id < 1 || e->id > 4 * SLOTS || (e->id - 1) % 4)
+					bad++;
+				else if (slot(&d, sl)->resp.response != want)
+					wrong++;
+				q->used_seen++;
+				got++;
+			}
+		}
+	}
+	check(!lost && !bad && !wrong,
+	      "%d rounds of 4 good and 4 bad-target requests, EVENT_IDX, completions by interrupt: %d interrupts lost (5 s), %d bad ids, %d wrong responses",
+	      round, lost, bad, wrong);
+	dev_close(&d);
+	default_params();
+}
+
+/*
+ * VHOST_SCSI_CLEAR_ENDPOINT that fails (a WWPN that is not the device's):
+ * polling stops first thing in clear-endpoint, so the error exit must
+ * start it again; the device goes on polling and moving data.  Then a
+ * release with the poll running: no thread of ours is left behind and the
+ * target serves a new device.  (On 6.12 a clear-endpoint called by release
+ * cannot fail from userspace: every vq has a backend once the endpoint is
+ * set, and every ring and log address is checked then.)
+ */
+static void failed_clear(const char *wwpn)
+{
+	struct vhost_scsi_target t = { .abi_version = VHOST_SCSI_ABI_VERSION, .vhost_tpgt = 1 };
+	int rc, err, left = -1, i;
+	struct dev d;
+	char why[128] = "";
+	bool ok;
+
+	dev_open(&d, "failed-clear", wwpn, true);
+	snprintf(t.vhost_wwpn, sizeof(t.vhost_wwpn), "naa.5001405000000fff");
+	rc = ioctl(d.fd, VHOST_SCSI_CLEAR_ENDPOINT, &t);
+	err = errno;
+	ok = rc && find_poller(&d) && npollers() == 1 &&
+	     io_roundtrip(&d, 830, 8, 23, why, sizeof(why));
+	check(ok, "CLEAR_ENDPOINT with a WWPN not the device's (%s): the device still polls and moves data (%s)",
+	      rc ? strerror(err) : "succeeded", why);
+
+	poller_awake(&d);
+	close(d.fd);	/* release, without clearing the endpoint first */
+	for (i = 0; i < 100; i++) {
+		left = vhost_threads();
+		if (!left)
+			break;
+		sleep_ms(20);
+	}
+	check(left == 0 && npollers() == 0,
+	      "release with the poll running: %d vhost threads and %d pollers of ours left after 2 s",
+	      left, npollers());
+	for (i = 0; i < NVQ; i++) {
+		close(d.vq[i].kick);
+		close(d.vq[i].call);
+	}
+	munmap(d.mem, MEM_SIZE);
+	dev_open(&d, "after-release", wwpn, true);
+	ok = io_roundtrip(&d, 840, 8, 24, why, sizeof(why));
+	check(ok, "after that release the target serves a new device: %s", why);
+	dev_close(&d);
+}
+
 /* --- load: several devices, every request queue, polled at once ------ */
 
 struct load {
@@ -979,6 +1247,10 @@ int main(int argc, char **argv)
 	no_consume(argv[1]);
 	for (h = AVAIL_JUMP; h <= HUGE_INDIRECT; h++)
 		hostile(argv[1], wwpn2, h);
+	stop_after_kick(argv[1]);
+	enable_param(argv[1]);
+	bad_target_irq(argv[1]);
+	failed_clear(argv[1]);
 	default_params();
 	printf("1..%d\n# %d of %d checks failed\n", checks, failures, checks);
 	return failures ? 1 : 0;
