@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Description: the project's QEMU build lists the sqcq_poll property of
-# vhost-scsi-pci (default off), and the stock Debian QEMU does not; the
+# Description: the project's QEMU build lists the sqcq_poll and
+# worker_per_virtqueue properties of vhost-scsi-pci (default off), and the
+# stock Debian QEMU does not list sqcq_poll; the
 # host VM's emulator (build-qemu.sh --l0) is TCG built with every fix of
 # qemu/l0/series (CPU 0's lost hflags2 updates, the injected interrupt
 # delivered twice), and host-vm.sh picks it.
@@ -17,6 +18,10 @@ if /usr/bin/qemu-system-x86_64 -device vhost-scsi-pci,help 2>&1 | grep -q sqcq_p
 	echo "FAIL: the stock QEMU lists sqcq_poll: the test cannot tell the builds apart"; exit 1
 fi
 echo "stock QEMU: no sqcq_poll (as expected)"
+wpv=$(echo "$help" | grep -E '^ *worker_per_virtqueue=') ||
+	{ echo "FAIL: $qemu -device vhost-scsi-pci,help does not list worker_per_virtqueue (qemu/0002)"; exit 1; }
+echo "$wpv" | grep -q 'default: false' || { echo "FAIL: worker_per_virtqueue must default to off"; exit 1; }
+echo "project QEMU: $wpv"
 
 # The host VM's emulator under TCG.
 l0=$("$SQCQ_TOP/scripts/build-qemu.sh" --l0 --print-path) || { echo "FAIL: the host VM's emulator (build-qemu.sh --l0) did not build"; exit 1; }
