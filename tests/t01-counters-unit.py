@@ -136,9 +136,9 @@ class Pollers(unittest.TestCase):
                 with open(os.path.join(d, "status"), "w") as f:
                     f.write(f"Name:\t{comm}\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t{vcsw}\n")
             os.makedirs(os.path.join(proc, "self"))
-            self.assertEqual(C.thread_cpu_ticks("vhost-", proc), 19)
-            self.assertEqual(C.thread_wakeups("vhost-", proc), 42)
-            self.assertEqual(C.thread_wakeups("nothing", proc), 0)
+            self.assertEqual(C.thread_totals("vhost-", proc)[0], 19)
+            self.assertEqual(C.thread_totals("vhost-", proc)[1], 42)
+            self.assertEqual(C.thread_totals("nothing", proc)[1], 0)
 
 if __name__ == "__main__":
     sys.exit(0 if unittest.main(exit=False).result.wasSuccessful() else 1)

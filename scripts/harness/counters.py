@@ -287,9 +287,11 @@ def poller_stats(root=SQCQ_DEBUGFS):
     return total
 
 
-def _thread_files(name, proc="/proc"):
-    """The text of /proc/PID/task/TID/NAME of every thread (skipping those
-    that went away)."""
+def thread_totals(prefix, proc="/proc"):
+    """(CPU clock ticks, voluntary context switches) summed over the threads
+    whose comm starts with prefix: utime+stime, and each sleep (then a
+    wakeup), in one walk of /proc."""
+    ticks = wakeups = 0
     for pid in os.listdir(proc):
         if not pid.isdigit():
             continue
@@ -298,33 +300,22 @@ def _thread_files(name, proc="/proc"):
         except OSError:
             continue
         for tid in tasks:
+            d = f"{proc}/{pid}/task/{tid}"
             try:
-                with open(f"{proc}/{pid}/task/{tid}/{name}") as f:
-                    yield f.read()
+                with open(f"{d}/stat") as f:
+                    st = f.read()
+                if not st[st.index("(") + 1:st.rindex(")")].startswith(prefix):
+                    continue
+                with open(f"{d}/status") as f:
+                    status = f.read()
             except OSError:
                 continue
-
-
-def thread_cpu_ticks(prefix, proc="/proc"):
-    """Sum of utime+stime (clock ticks) of threads whose comm starts with prefix."""
-    ticks = 0
-    for st in _thread_files("stat", proc):
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        if comm.startswith(prefix):
             fields = st[st.rindex(")") + 2:].split()
             ticks += int(fields[11]) + int(fields[12])
-    return ticks
-
-
-def thread_wakeups(prefix, proc="/proc"):
-    """Sum of voluntary context switches (each a sleep, then a wakeup) of
-    threads whose comm starts with prefix."""
-    n = 0
-    for st in _thread_files("status", proc):
-        lines = dict(ln.split(":", 1) for ln in st.splitlines() if ":" in ln)
-        if lines.get("Name", "").strip().startswith(prefix):
-            n += int(lines.get("voluntary_ctxt_switches", "0"))
-    return n
+            for ln in status.splitlines():
+                if ln.startswith("voluntary_ctxt_switches:"):
+                    wakeups += int(ln.split(":", 1)[1])
+    return ticks, wakeups
 
 
 GUEST_POLLER_CMD = ("for f in /sys/kernel/debug/virtio-sqcq/*/stats; do [ -f $f ] && cat $f && echo @@NEXT; done; "

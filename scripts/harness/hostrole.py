@@ -505,10 +505,9 @@ class PollerSample:
     @staticmethod
     def take():
         st = counters.poller_stats()
-        st["cpu_ticks"] = counters.thread_cpu_ticks("vhost-")
         # Sleeps (and so wakeups) of the vhost threads: the completion
         # path's thread wakeups (the old poller thread was "vhost-sqcq-*").
-        st["wakeups_vhost"] = counters.thread_wakeups("vhost-")
+        st["cpu_ticks"], st["wakeups_vhost"] = counters.thread_totals("vhost-")
         return st, time.monotonic()
 
     @staticmethod
