@@ -186,6 +186,13 @@ static bool sqcq_avail_pending(struct vhost_virtqueue *vq)
 	return vhost16_to_cpu(vq, idx) != vq->last_avail_idx;
 }
 
+/* No history: the policy starts again from the current parameters. */
+static void sqcq_forget(struct vhost_sqcq_vq *sv)
+{
+	if (sqcq_read_params(&sv->params))
+		sqcq_policy_init(&sv->policy, &sv->params);
+}
+
 /* Account a busy<->asleep transition. */
 static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
 {
@@ -327,12 +334,13 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			sqcq_sleep(sv, false);
 			return;
 		}
-		now = ktime_get_mono_fast_ns();
 		if (n) {
 			WRITE_ONCE(sv->work, sv->work + n);
+			/* The clock only on an empty->work transition. */
 			if (sv->empty_since)
 				sqcq_policy_sample(&sv->policy, &sv->params,
-						   now - sv->empty_since);
+						   ktime_get_mono_fast_ns() -
+						   sv->empty_since);
 			sv->empty_since = 0;
 			sv->deadline = 0;
 			/*
@@ -350,6 +358,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 
 		/* Empty: start or go on with the spin window. */
+		now = ktime_get_mono_fast_ns();
 		if (!sv->empty_since)
 			sv->empty_since = now;
 		if (!sv->deadline) {
@@ -392,8 +401,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->deadline = 0;
 	sv->t_transition = 0;
 	sqcq_set_busy_cpu(sv, -1);
-	if (sqcq_read_params(&sv->params))
-		sqcq_policy_init(&sv->policy, &sv->params);
+	sqcq_forget(sv);
 	if (!sv->notify_off)
 		return;
 	/*
@@ -547,8 +555,7 @@ void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
 	for (i = first_vq; i < dev->nvqs; i++) {
 		sv = ops->vq_state(dev->vqs[i]);
 		sv->busy_cpu = -1;
-		if (sqcq_read_params(&sv->params))
-			sqcq_policy_init(&sv->policy, &sv->params);
+		sqcq_forget(sv);
 	}
 }
 
