@@ -7,7 +7,8 @@ Each argument is a results directory from matrix.py (or its run/ folder).
 Prints, per test and mode present in both: IOPS in A and B as the median
 over rounds with its min and max, B/A of the medians, each run's paired
 ratio to its own baseline (median and spread), and the medians of the
-per-I/O exits, kicks and guest interrupts of each.
+per-I/O exits, kicks, guest interrupts and host vhost thread wakeups
+(workers and, before issue 18, the poll thread) of each.
 """
 import json
 import os
@@ -42,7 +43,7 @@ def main():
     if not keys:
         sys.exit("compare: the two runs have no (test, mode) cell in common")
     hdr = ["test", "mode", "IOPS A [min-max] n", "IOPS B [min-max] n", "B/A", "vs base A", "vs base B",
-           "exits/IO A>B", "kicks/IO A>B", "irqs/IO A>B"]
+           "exits/IO A>B", "kicks/IO A>B", "irqs/IO A>B", "vhost wakeups/IO A>B"]
     rows = []
     for t, m in keys:
         x, y = ca[(t, m)], cb[(t, m)]
@@ -59,7 +60,8 @@ def main():
         both = x["status"] == y["status"] == "ok" and x["iops"][0] > 0
         rows.append([t, m, iops(x), iops(y), f"{y['iops'][0] / x['iops'][0]:.2f}x" if both else "-",
                      ratio(x), ratio(y), f"{med(x, 'exits')}>{med(y, 'exits')}",
-                     f"{med(x, 'kicks')}>{med(y, 'kicks')}", f"{med(x, 'guest_irqs')}>{med(y, 'guest_irqs')}"])
+                     f"{med(x, 'kicks')}>{med(y, 'kicks')}", f"{med(x, 'guest_irqs')}>{med(y, 'guest_irqs')}",
+                     f"{med(x, 'host_wakeups')}>{med(y, 'host_wakeups')}"])
     w = [max(len(str(r[i])) for r in [hdr] + rows) for i in range(len(hdr))]
     for r in [hdr, ["-" * x for x in w]] + rows:
         print("  ".join(str(v).ljust(w[i]) if i < 2 else str(v).rjust(w[i]) for i, v in enumerate(r)))

@@ -111,6 +111,9 @@ def check_args(a, matrix, modes):
             sys.exit(f"matrix: unknown test '{missing[0]}' in profile {a.profile} "
                      f"(known: {', '.join(test_name(t) for t in prof['tests'])})")
         tests = [t for t in tests if test_name(t) in want]
+    err = P.params_error(a.host_params, a.guest_params)
+    if err:
+        sys.exit(f"matrix: {err}")
     for n, what in ((a.vcpus, "--vcpus"), (a.host_vcpus, "--host-vcpus")):
         if n is not None and not 1 <= n <= 64:
             sys.exit(f"matrix: {what} {n} out of range (1..64)")

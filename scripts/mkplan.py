@@ -91,6 +91,9 @@ def main():
                     help="first check that invalid vhost_scsi parameters are refused")
     a = ap.parse_args()
     modes = P.load_modes()
+    err = P.params_error(a.host_params, a.guest_params)
+    if err:
+        sys.exit(f"mkplan: {err}")
     names = a.steps.split(",")
     if "verify" in names and a.backstore == "null_blk":
         sys.exit("mkplan: null_blk keeps no data; verify needs fileio or rd_mcp")

@@ -265,7 +265,11 @@ class MatrixArgs(unittest.TestCase):
              (["--tests", "randread-qd7-nj1"], "unknown test 'randread-qd7-nj1' in profile quick (known: "),
              (["--profile", "huge"], "unknown profile 'huge' (known: quick, full)"),
              (["--backstore", "rd_mcp"], "mode qemu-iothread (QEMU's own virtio-scsi) cannot open backstore 'rd_mcp'"),
-             (["--backstore", "rd_mcp", "--modes", "baseline,blk-iothread"], "mode blk-iothread")]
+             (["--backstore", "rd_mcp", "--modes", "baseline,blk-iothread"], "mode blk-iothread"),
+             (["--host-params", "debugfs:spin_mult=3"],
+              "--host-params: debugfs:spin_mult=3: no such debugfs knob (there are: spin_min_us, idle_timeout_us)"),
+             (["--guest-params", "debugfs:idle_timeout_us=1ms"],
+              "--guest-params: debugfs:idle_timeout_us=1ms: the value must be a non-negative integer")]
 
     def test_bad_args(self):
         import argparse
@@ -277,7 +281,8 @@ class MatrixArgs(unittest.TestCase):
             mx = T.load(f)
         for argv, msg in self.cases:
             a = argparse.Namespace(profile="quick", modes=None, tests=None, vcpus=None, host_vcpus=None,
-                                   repeats=None, runtime=None, noise=None, backstore=None)
+                                   repeats=None, runtime=None, noise=None, backstore=None,
+                                   host_params="", guest_params="")
             for k, v in zip(argv[::2], argv[1::2]):
                 setattr(a, k[2:].replace("-", "_"), int(v) if k in ("--repeats", "--runtime") else v)
             with self.assertRaises(SystemExit, msg=argv) as e:
@@ -285,7 +290,9 @@ class MatrixArgs(unittest.TestCase):
             self.assertIn(msg, str(e.exception), argv)
             self.assertEqual(len(str(e.exception).splitlines()), 1)
         a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests=None, vcpus=None,
-                               host_vcpus=None, repeats=3, runtime=None, noise=None, backstore=None)
+                               host_vcpus=None, repeats=3, runtime=None, noise=None, backstore=None,
+                               host_params="sqcq_spin_max_us=1000 debugfs:idle_timeout_us=200",
+                               guest_params="")
         modes, tests, runtime, repeats, noise = matrix.check_args(a, mx, P.load_modes())
         self.assertEqual((modes, len(tests), runtime, repeats, noise, a.backstore),
                          (["baseline", "sqcq-host"], 4, 10, 3, True, "fileio"))

@@ -12,7 +12,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 run_plan --modes sqcq-poll --check-bad-params \
-	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200" --runtime 5 \
+	--host-params "sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=200" --runtime 5 \
 	--steps verify,pollers:1,rw:randread:32,idle:1,rw:randread:1
 s=sqcq-poll
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \

@@ -11,9 +11,9 @@
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
-gp="sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200"
+gp="sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=200"
 run_plan --modes sqcq-poll --guest-params "$gp" --check-guest-bad-params \
-	--host-params "sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200" --runtime 5 \
+	--host-params "sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=200" --runtime 5 \
 	--steps verify,rw:randread:32,idle:1,rw:randread:1
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:bad-guest-params:rc'<'0.5 \

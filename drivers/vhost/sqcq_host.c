@@ -49,27 +49,52 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/virtio_sqcq.h>
-#include <linux/virtio_sqcq_param.h>
+#include <linux/virtio_sqcq_policy.h>
 
 #include "vhost.h"
 #include "sqcq_host.h"
 
 /* --- tunables --------------------------------------------------------- */
 
-static struct sqcq_uint_param sqcq_enable = { 1, 0, 1 };
-module_param_cb(sqcq_enable, &sqcq_uint_ops, &sqcq_enable, 0644);
+static bool sqcq_enable = true;
+module_param(sqcq_enable, bool, 0644);
 MODULE_PARM_DESC(sqcq_enable,
-		 "Offer VIRTIO_F_SQCQ_POLL to devices opened from now on; 0 behaves as upstream (0-1, default 1)");
+		 "Offer VIRTIO_F_SQCQ_POLL to devices opened from now on; N behaves as upstream (default Y)");
 
-static struct sqcq_uint_param sqcq_steer = { 1, 0, 1 };
-module_param_cb(sqcq_steer, &sqcq_uint_ops, &sqcq_steer, 0644);
+static bool sqcq_steer = true;
+module_param(sqcq_steer, bool, 0644);
 MODULE_PARM_DESC(sqcq_steer,
-		 "Run LIO completions of polled commands on a free CPU (0-1, default 1)");
+		 "Run LIO completions of polled commands on a free CPU (default Y)");
 
-static struct sqcq_uint_param sqcq_steer_fallback = { SQCQ_STEER_FALLBACK_NONE, 0, 1 };
-module_param_cb(sqcq_steer_fallback, &sqcq_uint_ops, &sqcq_steer_fallback, 0644);
-MODULE_PARM_DESC(sqcq_steer_fallback,
-		 "When no CPU is free: 0 do not steer, 1 use the next online CPU (default 0)");
+static unsigned int sqcq_spin_max_us = 200;
+
+static int sqcq_spin_max_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SQCQ_SPIN_MAX_US_LIMIT);
+}
+
+static const struct kernel_param_ops sqcq_spin_max_ops = {
+	.set = sqcq_spin_max_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
+MODULE_PARM_DESC(sqcq_spin_max_us,
+		 "Spin budget ceiling in us; longer predicted gaps are not spun for (0-1000000, default 200)");
+
+/*
+ * Debugfs only, for tests and experiments (vhost-sqcq/spin_min_us,
+ * vhost-sqcq/idle_timeout_us): a budget floor, and the longest spin window
+ * without work.
+ */
+static u32 sqcq_spin_min_us;
+static u32 sqcq_idle_timeout_us = SQCQ_IDLE_TIMEOUT_NS / NSEC_PER_USEC;
+
+static void sqcq_read_params(struct sqcq_policy_params *c)
+{
+	sqcq_params_set(c, READ_ONCE(sqcq_spin_min_us),
+			READ_ONCE(sqcq_spin_max_us));
+}
 
 /* --- completion steering ------------------------------------------------ */
 
@@ -84,15 +109,15 @@ static atomic_t *sqcq_polls_on;
 /*
  * CPUs that can take completion work: online, housekeeping for workqueues
  * (not isolated or nohz_full), idle for most of the last window (so not
- * running a vCPU or the backend flat out) and running no poll; @fallback
- * is the first condition only.  One estimate for the host, refreshed by
- * whichever poll finds it stale; @free and @fallback are read without the
+ * running a vCPU or the backend flat out) and running no poll.  When no
+ * CPU is free, completions are not steered.  One estimate for the host,
+ * refreshed by whichever poll finds it stale; @free is read without the
  * lock (a word may be a window old).
  */
 static struct {
 	spinlock_t lock;	/* one refresh at a time; readers take none */
 	u64 stamp;
-	struct cpumask free, fallback, next, allowed;
+	struct cpumask free, next, allowed;
 	u64 *prev_idle_us, *prev_wall_us;
 } sqcq_cpus = { .lock = __SPIN_LOCK_UNLOCKED(sqcq_cpus.lock) };
 
@@ -139,7 +164,6 @@ static void sqcq_refresh_free(u64 now)
 			cpumask_set_cpu(cpu, &sqcq_cpus.next);
 	}
 	cpumask_copy(&sqcq_cpus.free, &sqcq_cpus.next);
-	cpumask_copy(&sqcq_cpus.fallback, &sqcq_cpus.allowed);
 	spin_unlock(&sqcq_cpus.lock);
 }
 
@@ -153,13 +177,11 @@ static void sqcq_refresh_free(u64 now)
  */
 int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv)
 {
-	if (!READ_ONCE(sqcq_steer.val))
+	if (!READ_ONCE(sqcq_steer))
 		return -1;
 	sqcq_refresh_free(ktime_get_mono_fast_ns());
-	return sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free),
-			       cpumask_bits(&sqcq_cpus.fallback), nr_cpu_ids,
-			       raw_smp_processor_id(), &sv->steer_cursor,
-			       READ_ONCE(sqcq_steer_fallback.val));
+	return sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free), nr_cpu_ids,
+			       raw_smp_processor_id(), &sv->steer_cursor);
 }
 
 /* --- the poll, in the vq's kick work ------------------------------------- */
@@ -189,8 +211,8 @@ static bool sqcq_avail_pending(struct vhost_virtqueue *vq)
 /* No history: the policy starts again from the current parameters. */
 static void sqcq_forget(struct vhost_sqcq_vq *sv)
 {
-	if (sqcq_read_params(&sv->params))
-		sqcq_policy_init(&sv->policy, &sv->params);
+	sqcq_read_params(&sv->params);
+	sqcq_policy_init(&sv->policy, &sv->params);
 }
 
 /* Account a busy<->asleep transition. */
@@ -204,16 +226,11 @@ static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
 /* The budget of a spin window starting now (0: do not spin). */
 static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
 {
-	if (!sqcq_read_params(&sv->params)) {
-		pr_warn_once("sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u: not spinning\n",
-			     READ_ONCE(sqcq_spin_min_us.val),
-			     READ_ONCE(sqcq_spin_max_us.val));
-		return 0;
-	}
+	sqcq_read_params(&sv->params);
 	if (!sqcq_policy_spins(&sv->policy, &sv->params))
 		return 0;
 	return min_t(u64, sv->policy.budget_ns,
-		     (u64)READ_ONCE(sqcq_idle_timeout_us.val) * NSEC_PER_USEC);
+		     (u64)READ_ONCE(sqcq_idle_timeout_us) * NSEC_PER_USEC);
 }
 
 /*
@@ -550,7 +567,7 @@ void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
 	sd->dev = dev;
 	sd->ops = ops;
 	sd->first_vq = first_vq;
-	sd->features = READ_ONCE(sqcq_enable.val) ?
+	sd->features = READ_ONCE(sqcq_enable) ?
 		       BIT_ULL(VIRTIO_F_SQCQ_POLL) : 0;
 	for (i = first_vq; i < dev->nvqs; i++) {
 		sv = ops->vq_state(dev->vqs[i]);
@@ -639,13 +656,6 @@ void vhost_sqcq_dev_cleanup(struct vhost_sqcq_dev *sd)
 
 int vhost_sqcq_init(void)
 {
-	struct sqcq_policy_params c;
-
-	if (!sqcq_read_params(&c)) {
-		pr_err("sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u\n",
-		       sqcq_spin_min_us.val, sqcq_spin_max_us.val);
-		return -EINVAL;
-	}
 	sqcq_polls_on = kcalloc(nr_cpu_ids, sizeof(*sqcq_polls_on), GFP_KERNEL);
 	sqcq_cpus.prev_idle_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
 	sqcq_cpus.prev_wall_us = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
@@ -655,6 +665,9 @@ int vhost_sqcq_init(void)
 		return -ENOMEM;
 	}
 	sqcq_debugfs = debugfs_create_dir("vhost-sqcq", NULL);
+	debugfs_create_u32("spin_min_us", 0600, sqcq_debugfs, &sqcq_spin_min_us);
+	debugfs_create_u32("idle_timeout_us", 0600, sqcq_debugfs,
+			   &sqcq_idle_timeout_us);
 	return 0;
 }
 

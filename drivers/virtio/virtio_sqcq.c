@@ -32,18 +32,41 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_sqcq.h>
 #include <linux/virtio_sqcq_cq.h>
-#include <linux/virtio_sqcq_param.h>
 #include <linux/virtio_sqcq_policy.h>
 
-static struct sqcq_uint_param sqcq_enable = { 1, 0, 1 };
-module_param_cb(sqcq_enable, &sqcq_uint_ops, &sqcq_enable, 0644);
+static bool sqcq_enable = true;
+module_param(sqcq_enable, bool, 0644);
 MODULE_PARM_DESC(sqcq_enable,
-		 "Accept VIRTIO_F_SQCQ_POLL from devices; 0 behaves as upstream (0-1, default 1)");
+		 "Accept VIRTIO_F_SQCQ_POLL from devices; N behaves as upstream (default Y)");
 
-static struct sqcq_uint_param sqcq_cq = { 1, 0, 1 };
-module_param_cb(sqcq_cq, &sqcq_uint_ops, &sqcq_cq, 0644);
+static bool sqcq_cq = true;
+module_param(sqcq_cq, bool, 0644);
 MODULE_PARM_DESC(sqcq_cq,
-		 "Run the CQ poller; 0 negotiates the feature but takes completions by interrupt, to measure the host poller alone (0-1, default 1)");
+		 "Run the CQ poller; N negotiates the feature but takes completions by interrupt, to measure the host poller alone (default Y)");
+
+static unsigned int sqcq_spin_max_us = 200;
+
+static int sqcq_spin_max_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SQCQ_SPIN_MAX_US_LIMIT);
+}
+
+static const struct kernel_param_ops sqcq_spin_max_ops = {
+	.set = sqcq_spin_max_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
+MODULE_PARM_DESC(sqcq_spin_max_us,
+		 "Spin budget ceiling in us; longer predicted gaps are not spun for (0-1000000, default 200)");
+
+/*
+ * Debugfs only, for tests and experiments (virtio-sqcq/spin_min_us,
+ * virtio-sqcq/idle_timeout_us), read when a poller starts: a budget floor,
+ * and the longest spin window without work.
+ */
+static u32 sqcq_spin_min_us;
+static u32 sqcq_idle_timeout_us = SQCQ_IDLE_TIMEOUT_NS / NSEC_PER_USEC;
 
 enum { SQCQ_WAKE_PENDING = 0 };
 
@@ -85,7 +108,7 @@ static struct dentry *sqcq_debugfs;
  */
 bool virtio_sqcq_validate(struct virtio_device *vdev)
 {
-	if (READ_ONCE(sqcq_enable.val))
+	if (READ_ONCE(sqcq_enable))
 		return true;
 	__virtio_clear_bit(vdev, VIRTIO_F_SQCQ_POLL);
 	return false;
@@ -333,7 +356,7 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 	unsigned int i;
 
 	if (!nrings || !virtio_has_feature(vdev, VIRTIO_F_SQCQ_POLL) ||
-	    !READ_ONCE(sqcq_enable.val) || !READ_ONCE(sqcq_cq.val))
+	    !READ_ONCE(sqcq_enable) || !READ_ONCE(sqcq_cq))
 		return NULL;
 	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
 	if (!cq)
@@ -341,18 +364,16 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 	cq->rings = kcalloc(nrings, sizeof(*cq->rings), GFP_KERNEL);
 	if (!cq->rings)
 		goto fail;
-	if (!sqcq_read_params(&cq->params)) {
-		dev_err(&vdev->dev, "virtio_sqcq.sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u: not polling\n",
-			sqcq_spin_min_us.val, sqcq_spin_max_us.val);
-		goto fail;
-	}
+	sqcq_params_set(&cq->params, READ_ONCE(sqcq_spin_min_us),
+			READ_ONCE(sqcq_spin_max_us));
 	cq->vdev = vdev;
 	cq->ops = ops;
 	cq->priv = priv;
 	cq->nrings = nrings;
 	spin_lock_init(&cq->lock);
 	sqcq_policy_init(&cq->policy, &cq->params);
-	cq->idle_timeout_ns = READ_ONCE(sqcq_idle_timeout_us.val) * NSEC_PER_USEC;
+	cq->idle_timeout_ns = min(READ_ONCE(sqcq_idle_timeout_us),
+				  SQCQ_SPIN_MAX_US_LIMIT) * NSEC_PER_USEC;
 	for (i = 0; i < nrings; i++)
 		cq->rings[i] = ops->ring(priv, i);
 
@@ -421,14 +442,10 @@ EXPORT_SYMBOL_GPL(virtio_sqcq_stop);
 
 static int __init virtio_sqcq_init(void)
 {
-	struct sqcq_policy_params c;
-
-	if (!sqcq_read_params(&c)) {
-		pr_err("sqcq_spin_min_us=%u exceeds sqcq_spin_max_us=%u\n",
-		       sqcq_spin_min_us.val, sqcq_spin_max_us.val);
-		return -EINVAL;
-	}
 	sqcq_debugfs = debugfs_create_dir("virtio-sqcq", NULL);
+	debugfs_create_u32("spin_min_us", 0600, sqcq_debugfs, &sqcq_spin_min_us);
+	debugfs_create_u32("idle_timeout_us", 0600, sqcq_debugfs,
+			   &sqcq_idle_timeout_us);
 	return 0;
 }
 

@@ -32,8 +32,7 @@ typedef __u32 u32;
 
 /* Samples are capped so that mult x EMA cannot overflow (4.29 s). */
 #define SQCQ_GAP_CAP_NS		0xffffffffULL
-#define SQCQ_MULT_MAX		16
-#define SQCQ_WEIGHT_SHIFT_MAX	8
+#define SQCQ_MULT_MAX		16	/* the largest mult that cannot overflow */
 /* A budget growing from zero starts here (or at spin_min if larger). */
 #define SQCQ_GROW_START_NS	1000U
 
@@ -49,17 +48,34 @@ struct sqcq_policy {
 	u32 budget_ns;		/* current spin budget */
 };
 
-/**
- * sqcq_params_valid - check tunables before use
- * @c: the parameters
- *
- * Return: true if every field is in its documented range.
+/*
+ * The policy's fixed shape, the same on both sides: the newest gap weighs
+ * 1/8 in the EMA and the budget aims at twice the EMA.  A spin window
+ * without work ends after SQCQ_IDLE_TIMEOUT_NS at most, whatever the budget.
  */
-static inline bool sqcq_params_valid(const struct sqcq_policy_params *c)
+#define SQCQ_WEIGHT_SHIFT	3
+#define SQCQ_MULT		2
+#define SQCQ_IDLE_TIMEOUT_NS	1000000U
+/* The largest ceiling a module parameter accepts, in us (1 s). */
+#define SQCQ_SPIN_MAX_US_LIMIT	1000000U
+
+/**
+ * sqcq_params_set - the parameters for a budget floor and ceiling
+ * @c: the parameters to fill
+ * @min_us: budget floor in us; above @max_us it is taken as @max_us
+ * @max_us: budget ceiling in us, at most SQCQ_SPIN_MAX_US_LIMIT
+ */
+static inline void sqcq_params_set(struct sqcq_policy_params *c,
+				   u32 min_us, u32 max_us)
 {
-	return c->spin_min_ns <= c->spin_max_ns &&
-	       c->weight_shift <= SQCQ_WEIGHT_SHIFT_MAX &&
-	       c->mult >= 1 && c->mult <= SQCQ_MULT_MAX;
+	if (max_us > SQCQ_SPIN_MAX_US_LIMIT)
+		max_us = SQCQ_SPIN_MAX_US_LIMIT;
+	if (min_us > max_us)
+		min_us = max_us;
+	c->spin_min_ns = min_us * 1000U;	/* <= 10^9: fits */
+	c->spin_max_ns = max_us * 1000U;
+	c->weight_shift = SQCQ_WEIGHT_SHIFT;
+	c->mult = SQCQ_MULT;
 }
 
 /**
@@ -171,11 +187,6 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
  * named by se_cmd->cpuid; by default that is the submitting CPU, which for
  * commands found by the SQ poller is the poller's own busy CPU.
  */
-enum sqcq_steer_fallback {
-	SQCQ_STEER_FALLBACK_NONE = 0,	/* no free CPU: do not steer */
-	SQCQ_STEER_FALLBACK_NEXT = 1,	/* no free CPU: next online CPU */
-};
-
 #define SQCQ_BITS_PER_WORD	(8 * sizeof(unsigned long))
 
 static inline bool sqcq_bit(const unsigned long *map, unsigned int bit)
@@ -186,20 +197,16 @@ static inline bool sqcq_bit(const unsigned long *map, unsigned int bit)
 /**
  * sqcq_steer_pick - choose the CPU for a command's completion work
  * @free: CPUs that are online, mostly idle and not running a busy poller
- * @online: online CPUs
  * @nbits: number of CPUs described by the bitmaps
  * @self: CPU the poller runs on now
  * @cursor: round-robin position, kept by the caller between calls
- * @fallback: what to do when no CPU other than @self is free
  *
  * Picks free CPUs other than @self in turn.  Return: a CPU number, or -1
  * for "do not steer" (LIO then uses the submitting CPU).
  */
 static inline int sqcq_steer_pick(const unsigned long *free,
-				  const unsigned long *online,
 				  unsigned int nbits, unsigned int self,
-				  unsigned int *cursor,
-				  enum sqcq_steer_fallback fallback)
+				  unsigned int *cursor)
 {
 	unsigned int i, cpu;
 
@@ -210,13 +217,6 @@ static inline int sqcq_steer_pick(const unsigned long *free,
 		if (cpu != self && sqcq_bit(free, cpu)) {
 			*cursor = cpu;
 			return (int)cpu;
-		}
-	}
-	if (fallback == SQCQ_STEER_FALLBACK_NEXT) {
-		for (i = 1; i < nbits; i++) {
-			cpu = (self + i) % nbits;
-			if (sqcq_bit(online, cpu))
-				return (int)cpu;
 		}
 	}
 	return -1;

@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from . import counters
+from . import plan as plan_lib
 from .guest import INIT_UP, REPORT, Guest, GuestError
 
 WWPN = "naa.5001405000000001"
@@ -89,10 +90,14 @@ class Host:
             self.sh("rmmod vhost_scsi", check=False)
             if os.path.isdir("/sys/module/vhost_scsi"):
                 raise HostError("vhost_scsi is loaded and in use; stop its users first")
+        params, knobs = plan_lib.split_params(h.get("vhost_scsi_params", ""),
+                                              "/sys/kernel/debug/vhost-sqcq")
         if h.get("vhost_scsi", "project") == "project":
-            self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {h.get('vhost_scsi_params', '')}")
+            self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {params}")
         else:
-            self.sh(f"modprobe vhost_scsi {h.get('vhost_scsi_params', '')}")
+            self.sh(f"modprobe vhost_scsi {params}")
+        if knobs:
+            self.sh(knobs)
         if self.role == "vm":
             # Text symbols, for naming a hung CPU's RIP (scripts/vm/hang-dump.py).
             dst = shlex.quote(os.path.join(self.out, "host-kallsyms.gz"))

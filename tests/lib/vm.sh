@@ -6,7 +6,7 @@ out=${SQCQ_TEST_OUT:?run tests through tests/run.sh}
 # Module parameters under which both pollers spin whenever I/O flows
 # (a 1 s ceiling) and sleep 200 us after it stops: faults then hit the
 # polling path, not the inline kick path the default policy falls back to.
-spin_policy="sqcq_spin_max_us=1000000 sqcq_idle_timeout_us=200"
+spin_policy="sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=200"
 
 # run_plan MKPLAN-ARGS...: build a plan and run it; leaves $out/run.  An
 # emulator hang or death is run once more, loudly (tests/lib/run-plan-retry.sh).

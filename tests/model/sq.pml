@@ -37,16 +37,18 @@
  *             returns at once, leaving the ring silenced for the next
  *             set-endpoint).
  *
- * The property: when nothing can move any more, every published request
+ * The properties, when nothing can move any more: every published request
  * has been consumed (no stranded request), unless upstream's own code
- * dropped it (no_backend_loss()).  Mutations, each of which must
+ * dropped it (no_backend_loss()); and a stop has handed the vq back
+ * (!polling) without a further guest kick.  Mutations, each of which must
  * give a counterexample: -DNO_GUEST_MB, -DNO_HOST_MB (one side's barrier),
  * -DNO_RECHECK (no re-read after enabling), -DNO_YIELD_REQUEUE (the poll
- * gives way to other work without requeueing itself), -DOLD_HAND_BACK.  -DNO_STOP_REQUEUE
- * (the stop does not queue the kick work) must NOT give one: a run of the
- * kick work either requeues itself or ends with notifications on, so a
- * stop never finds the ring silenced with nothing to service it; the
- * requeue on stop only hands the state back early.
+ * gives way to other work without requeueing itself), -DOLD_HAND_BACK,
+ * -DNO_STOP_REQUEUE (the stop does not queue the kick work: a poll asleep
+ * at the stop keeps its polled state until a kick that may never come).
+ * With -DDELIVERY_ONLY (the first property alone) -DNO_STOP_REQUEUE must
+ * NOT give one: a run of the kick work either requeues itself or ends with
+ * notifications on, so delivery never depends on the stop's requeue.
  */
 #define N 3
 
@@ -233,8 +235,16 @@ next:
 	od
 }
 
-/* When nothing can move, no published request may be left behind. */
+/*
+ * When nothing can move, no published request may be left behind; and a
+ * stop has handed the vq back by itself (the polled state is gone without
+ * waiting for a guest kick that may never come).
+ */
 active proctype watchdog()
 {
-	timeout -> assert(consumed == N || upstream_loss)
+	timeout ->
+		assert(consumed == N || upstream_loss);
+#ifndef DELIVERY_ONLY
+		assert(on || !polling)
+#endif
 }

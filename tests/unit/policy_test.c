@@ -134,7 +134,6 @@ static void test_extremes(void)
 	};
 	struct sqcq_policy p;
 
-	CHECK(sqcq_params_valid(&c), "extreme but valid parameters accepted");
 	sqcq_policy_init(&p, &c);
 	sqcq_policy_sample(&p, &c, ~0ULL);
 	CHECK(p.ema_ns == SQCQ_GAP_CAP_NS, "a 2^64-1 ns gap is capped, no overflow (ema %llu)",
@@ -153,20 +152,23 @@ static void test_extremes(void)
 	CHECK(p.budget_ns == 0 && !sqcq_policy_spins(&p, &c), "spin_max 0 disables spinning");
 }
 
-static void test_params_validation(void)
+static void test_params_set(void)
 {
-	struct sqcq_policy_params c = def;
+	struct sqcq_policy_params c;
 
-	c.spin_min_ns = def.spin_max_ns + 1;
-	CHECK(!sqcq_params_valid(&c), "min > max rejected");
-	c = def;
-	c.mult = 0;
-	CHECK(!sqcq_params_valid(&c), "mult 0 rejected");
-	c.mult = SQCQ_MULT_MAX + 1;
-	CHECK(!sqcq_params_valid(&c), "mult > %d rejected", SQCQ_MULT_MAX);
-	c = def;
-	c.weight_shift = SQCQ_WEIGHT_SHIFT_MAX + 1;
-	CHECK(!sqcq_params_valid(&c), "weight shift > %d rejected", SQCQ_WEIGHT_SHIFT_MAX);
+	sqcq_params_set(&c, 0, 200);
+	CHECK(c.spin_min_ns == 0 && c.spin_max_ns == 200000 &&
+	      c.weight_shift == SQCQ_WEIGHT_SHIFT && c.mult == SQCQ_MULT,
+	      "defaults: [0, 200 us], the fixed shape (%u %u %u %u)",
+	      c.spin_min_ns, c.spin_max_ns, c.weight_shift, c.mult);
+	sqcq_params_set(&c, 300, 100);
+	CHECK(c.spin_min_ns == 100000 && c.spin_max_ns == 100000,
+	      "a floor above the ceiling is taken as the ceiling (%u %u)",
+	      c.spin_min_ns, c.spin_max_ns);
+	sqcq_params_set(&c, 0xffffffffU, 0xffffffffU);
+	CHECK(c.spin_max_ns == SQCQ_SPIN_MAX_US_LIMIT * 1000U && c.spin_min_ns == c.spin_max_ns,
+	      "values past the limit are capped at %u us, no overflow (%u)",
+	      SQCQ_SPIN_MAX_US_LIMIT, c.spin_max_ns);
 }
 
 static void set_bit_(unsigned long *m, unsigned int b)
@@ -176,17 +178,15 @@ static void set_bit_(unsigned long *m, unsigned int b)
 
 static void test_picker(void)
 {
-	unsigned long online[2] = { 0 }, free_[2] = { 0 };
+	unsigned long free_[2] = { 0 };
 	unsigned int cursor = 0, i;
 	int seen[128] = { 0 }, cpu;
 
-	for (i = 0; i < 70; i++)
-		set_bit_(online, i);
 	set_bit_(free_, 3);
 	set_bit_(free_, 5);
 	set_bit_(free_, 66);	/* second word */
 	for (i = 0; i < 30; i++) {
-		cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NONE);
+		cpu = sqcq_steer_pick(free_, 70, 5, &cursor);
 		if (cpu >= 0)
 			seen[cpu]++;
 	}
@@ -196,17 +196,11 @@ static void test_picker(void)
 
 	memset(free_, 0, sizeof(free_));
 	set_bit_(free_, 5);
-	cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NONE);
-	CHECK(cpu == -1, "only the poller's CPU free + fallback none: do not steer (%d)", cpu);
-	cpu = sqcq_steer_pick(free_, online, 70, 5, &cursor, SQCQ_STEER_FALLBACK_NEXT);
-	CHECK(cpu == 6, "fallback next: the next online CPU after the poller's (%d)", cpu);
-
-	memset(online, 0, sizeof(online));
-	set_bit_(online, 0);
-	cpu = sqcq_steer_pick(free_, online, 1, 0, &cursor, SQCQ_STEER_FALLBACK_NEXT);
+	cpu = sqcq_steer_pick(free_, 70, 5, &cursor);
+	CHECK(cpu == -1, "only the poller's CPU free: do not steer (%d)", cpu);
+	cpu = sqcq_steer_pick(free_, 1, 0, &cursor);
 	CHECK(cpu == -1, "a single CPU: nothing to steer to (%d)", cpu);
-	CHECK(sqcq_steer_pick(free_, online, 0, 0, &cursor, SQCQ_STEER_FALLBACK_NEXT) == -1,
-	      "no CPUs: -1");
+	CHECK(sqcq_steer_pick(free_, 0, 0, &cursor) == -1, "no CPUs: -1");
 }
 
 int main(void)
@@ -218,7 +212,7 @@ int main(void)
 	test_shrink_after_idle();
 	test_gradual();
 	test_extremes();
-	test_params_validation();
+	test_params_set();
 	test_picker();
 	printf("1..%d\n", n_test);
 	printf("# %d passed, %d failed\n", n_test - n_fail, n_fail);

@@ -127,15 +127,30 @@ static void sleep_ms(int ms)
 	usleep(ms * 1000);
 }
 
+static void write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(val, f) < 0 || fclose(f) != 0)
+		die("cannot write %s to %s", val, path);
+}
+
+/* A vhost_scsi module parameter. */
 static void set_param(const char *name, const char *val)
 {
 	char path[128];
-	FILE *f;
 
 	snprintf(path, sizeof(path), PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f || fputs(val, f) < 0 || fclose(f) != 0)
-		die("cannot set %s=%s", name, val);
+	write_file(path, val);
+}
+
+/* A debugfs-only knob of the poller (spin_min_us, idle_timeout_us). */
+static void set_knob(const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), DEBUGFS "/%s", name);
+	write_file(path, val);
 }
 
 static void *alloc(struct dev *d, size_t size, size_t align)
@@ -631,15 +646,15 @@ static void long_spin_params(void)
 	 * pays and every kick is serviced inline.)
 	 */
 	set_param("sqcq_spin_max_us", "1000000");
-	set_param("sqcq_spin_min_us", "100000");
-	set_param("sqcq_idle_timeout_us", "1000000");
+	set_knob("spin_min_us", "100000");
+	set_knob("idle_timeout_us", "1000000");
 }
 
 static void default_params(void)
 {
-	set_param("sqcq_spin_min_us", "0");
+	set_knob("spin_min_us", "0");
 	set_param("sqcq_spin_max_us", "200");
-	set_param("sqcq_idle_timeout_us", "1000");
+	set_knob("idle_timeout_us", "1000");
 }
 
 static void protocol(const char *wwpn)
@@ -916,8 +931,8 @@ static void no_consume(const char *wwpn)
 static void short_spin_params(void)
 {
 	set_param("sqcq_spin_max_us", "1000000");
-	set_param("sqcq_spin_min_us", "1000");
-	set_param("sqcq_idle_timeout_us", "2000");
+	set_knob("spin_min_us", "1000");
+	set_knob("idle_timeout_us", "2000");
 }
 
 /*
