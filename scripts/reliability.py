@@ -14,8 +14,9 @@ kernel, see --guest-kernel) and runs the suite's VM tests
 with tests/run.sh into results/reliability-<time>/: verified I/O, the host
 and guest pollers, the fallback matrix, the userspace vhost driver's
 protocol and hostile-ring checks, faults with I/O in flight, the LUN
-relink, load.  Every host VM run ends with a kmemleak scan; every kernel
-log is scanned for BUG/WARNING/KASAN/lockdep reports.  Then prints one
+relink, load, worker-per-vq placement.  Every host VM run ends with a
+kmemleak scan; every kernel log is scanned for BUG/WARNING/KASAN/lockdep
+reports.  Then prints one
 table, scenario | result | evidence, also written to RUN_DIR/table.md.
 
 --stock-kernel runs the same on Debian's kernel (no debug options).
@@ -51,7 +52,7 @@ import tarfile
 import time
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43", "t44", "t45"]
+SUITE = ["t10", "t20", "t21", "t30", "t31", "t32", "t40", "t41", "t42", "t43", "t44", "t45", "t46"]
 # Plumbing steps that prove nothing on their own.
 QUIET = re.compile(r"^(boot|load-virtio_scsi|wait-disk|.*-start-io)$")
 TAP = re.compile(r"^(not ok|ok) \d+ - (.*)$")

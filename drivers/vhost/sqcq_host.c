@@ -191,7 +191,7 @@ int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv)
  * vq->mutex: only this vq's worker (us) moves last_avail_idx and
  * avail_idx, and the vq cannot lose its rings while its backend is set;
  * clearing the backend flushes the worker, which ends the spin
- * (vhost_vq_has_work()) before the rings can go.  A concurrent
+ * (sqcq_worker_wanted()) before the rings can go.  A concurrent
  * VHOST_SET_VRING_ADDR (allowed while running, to toggle logging) can make
  * one read stale, never invalid: the answer is acted on under vq->mutex.
  * vhost-scsi has no IOTLB, so avail is a plain user address in our mm.
@@ -201,11 +201,26 @@ static bool sqcq_avail_pending(struct vhost_virtqueue *vq)
 	vring_avail_t __user *avail = READ_ONCE(vq->avail);
 	__virtio16 idx;
 
-	if (vq->avail_idx != vq->last_avail_idx)
+	/* Ours; READ_ONCE for a run overlapping a worker move. */
+	if (READ_ONCE(vq->avail_idx) != READ_ONCE(vq->last_avail_idx))
 		return true;
 	if (unlikely(get_user(idx, &avail->idx)))
 		return true;	/* the service reports the fault */
-	return vhost16_to_cpu(vq, idx) != vq->last_avail_idx;
+	return vhost16_to_cpu(vq, idx) != READ_ONCE(vq->last_avail_idx);
+}
+
+/*
+ * Should the run give the worker back?  Other work on its list, other work
+ * of the device in the batch the worker is running (not on the list any
+ * more), or the vq moved to another worker (VHOST_ATTACH_VRING_WORKER then
+ * flushes the old one: us).
+ */
+static bool sqcq_worker_wanted(struct vhost_sqcq_dev *sd,
+			       struct vhost_sqcq_vq *sv,
+			       struct vhost_virtqueue *vq)
+{
+	return vhost_vq_has_work(vq) || sd->ops->other_work(vq) ||
+	       rcu_access_pointer(vq->worker) != sv->worker;
 }
 
 /* No history: the policy starts again from the current parameters. */
@@ -229,8 +244,9 @@ static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
 	sqcq_read_params(&sv->params);
 	if (!sqcq_policy_spins(&sv->policy, &sv->params))
 		return 0;
-	return min_t(u64, sv->policy.budget_ns,
-		     (u64)READ_ONCE(sqcq_idle_timeout_us) * NSEC_PER_USEC);
+	/* The ceiling also caps a budget learnt under a higher one. */
+	return min3((u64)sv->policy.budget_ns, (u64)sv->params.spin_max_ns,
+		    (u64)READ_ONCE(sqcq_idle_timeout_us) * NSEC_PER_USEC);
 }
 
 /*
@@ -288,7 +304,8 @@ enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD };
 enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
 
 /* Spin on the empty ring until a request, the deadline, or other work. */
-static enum sqcq_spin sqcq_spin(struct vhost_sqcq_vq *sv,
+static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
+				struct vhost_sqcq_vq *sv,
 				struct vhost_virtqueue *vq, u64 now)
 {
 	for (;;) {
@@ -297,7 +314,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_vq *sv,
 		if (now >= sv->deadline)
 			return SQCQ_SPENT;
 		/* A stop re-reads sv->on at the next run: no barrier here. */
-		if (vhost_vq_has_work(vq) || !READ_ONCE(sv->on))
+		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on))
 			return SQCQ_YIELD;
 		if (need_resched() || signal_pending(current)) {
 			/* Someone else wants this CPU: let them run. */
@@ -325,6 +342,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	sv->requeued = false;
 	sv->active = true;
 	sv->worker_pid = task_pid_nr(current);
+	sv->worker = rcu_access_pointer(vq->worker);
 	if (!sv->t_transition)
 		sv->t_transition = ktime_get_mono_fast_ns();
 	if (sv->asleep) {
@@ -365,7 +383,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			 * other work, the scheduler, signals and the freezer
 			 * (vhost_task_fn()), and to notice a stop.
 			 */
-			if (vhost_vq_has_work(vq) || need_resched() ||
+			if (sqcq_worker_wanted(sd, sv, vq) || need_resched() ||
 			    signal_pending(current) || !READ_ONCE(sv->on) ||
 			    ++batches >= SQCQ_BATCHES) {
 				sqcq_yield(sv, vq);
@@ -384,7 +402,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 				WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
 			sv->deadline = now + budget;
 		}
-		switch (sqcq_spin(sv, vq, now)) {
+		switch (sqcq_spin(sd, sv, vq, now)) {
 		case SQCQ_FOUND:
 			continue;
 		case SQCQ_YIELD:
@@ -437,8 +455,10 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * while VHOST_ATTACH_VRING_WORKER moves the vq: a run on the old worker can
  * overlap one queued on the new worker.  The later run leaves PENDING and
  * returns; the run in progress requeues the work when it ends, on the vq's
- * worker of then, and sees the move itself through vhost_vq_has_work()
- * (the new worker's queue) or its deadline.
+ * worker of then.  A run that started before the move sees it through
+ * vq->worker (sqcq_worker_wanted()) and gives way to the old worker's
+ * flush; one dequeued on the old worker after the move sees it only
+ * through its deadline (one spin window).
  */
 static bool sqcq_enter(struct vhost_sqcq_vq *sv)
 {
@@ -600,7 +620,11 @@ void vhost_sqcq_sync(struct vhost_sqcq_dev *sd, bool want)
 		vq = dev->vqs[i];
 		mutex_lock(&vq->mutex);
 		if (READ_ONCE(sd->ops->vq_state(vq)->on) != want) {
-			/* Pairs with READ_ONCE() in vhost_sqcq_handle_kick(). */
+			/*
+			 * No barrier: a run that misses this store re-reads
+			 * sv->on at every spin iteration and service, and the
+			 * kick work queued below runs after it.
+			 */
 			WRITE_ONCE(sd->ops->vq_state(vq)->on, want);
 			/* Only a vq with a kick eventfd has kick work to run. */
 			if (!want && vq->kick)

@@ -31,6 +31,8 @@ struct vhost_virtqueue;
  * @busy_cpu: CPU counted as running a poll (completion steering), or -1
  * @steer_cursor: round-robin position of the completion-CPU picker
  * @worker_pid: the worker that last ran the poll
+ * @worker: vq->worker when this run started, compared only (a move to
+ *	another worker ends the spin: VHOST_ATTACH_VRING_WORKER waits for it)
  * @empty_since: when the ring ran empty (0: not empty), for the policy
  * @deadline: end of the current spin window (0: no window)
  * @t_transition: last busy<->asleep transition, for @busy_ns and @idle_ns
@@ -55,6 +57,7 @@ struct vhost_sqcq_vq {
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
+	const void *worker;
 	u64 empty_since, deadline, t_transition;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
@@ -69,10 +72,13 @@ struct vhost_sqcq_vq {
  *	handled, or a negative errno when the vq cannot be serviced now (no
  *	backend, or a broken ring: wait for the next kick).
  * @vq_state: the vhost_sqcq_vq embedded with @vq
+ * @other_work: is other work of the device queued on @vq's worker and not
+ *	run yet, also work the worker already took off its list?
  */
 struct vhost_sqcq_ops {
 	int (*service)(struct vhost_virtqueue *vq);
 	struct vhost_sqcq_vq *(*vq_state)(struct vhost_virtqueue *vq);
+	bool (*other_work)(struct vhost_virtqueue *vq);
 };
 
 /**

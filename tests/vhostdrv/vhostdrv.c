@@ -981,6 +981,97 @@ static void stop_after_kick(const char *wwpn)
 }
 
 /*
+ * Two request vqs polled by one worker (the default).  vq A spins; a kick
+ * on vq B makes A give way (it requeues itself behind B's kick work); the
+ * worker takes B's work and A's requeued work in one batch, so B, now
+ * spinning, cannot see A's work on the worker's list.  A request posted
+ * on A then (no kick: A's notifications are disabled) must not wait for
+ * B's whole spin window, here at least 0.4 s.  (Before the fix B looked
+ * at the list only and spun its window out.)
+ */
+static void shared_worker(const char *wwpn)
+{
+	int round, bad = 0, setup = 0, slow = 0, rounds = 5;
+	double t0, dt, worst = 0;
+	struct dev d;
+
+	set_param("sqcq_spin_max_us", "1000000");
+	set_knob("spin_min_us", "400000");
+	set_knob("idle_timeout_us", "1000000");
+	dev_open(&d, "shared-worker", wwpn, true);
+	find_poller(&d);
+	for (round = 0; round < rounds; round++) {
+		/* Both vqs with a history that says spinning pays. */
+		d.q = 1;
+		poller_awake(&d);
+		wait_asleep(&d, 3);
+		d.q = 0;
+		if (!poller_awake(&d))
+			continue;
+		/* A spins; B's kick queues its work on the same worker. */
+		d.q = 1;
+		publish(rq(&d), build(&d, 1, false, 900));
+		kick(&d);
+		if (reap(&d, 1, 5, &bad) != 1)
+			break;
+		d.q = 0;
+		if (!(__atomic_load_n(&rq(&d)->used->flags, __ATOMIC_ACQUIRE) &
+		      VRING_USED_F_NO_NOTIFY)) {
+			wait_asleep(&d, 3);
+			continue;	/* A slept already: not the case */
+		}
+		setup++;
+		t0 = now_s();
+		publish(rq(&d), build(&d, 2, false, 901));
+		kick_if_needed(&d);
+		if (reap(&d, 1, 5, &bad) != 1)
+			break;
+		dt = now_s() - t0;
+		worst = dt > worst ? dt : worst;
+		slow += dt >= 0.2;
+		wait_asleep(&d, 3);
+	}
+	check(round == rounds && setup && !slow && !bad,
+	      "shared worker: a request on vq A while vq B spins (0.4-1 s windows) waited at most %.3f s (%d of %d rounds set up, %d slower than 0.2 s, %d bad%s)",
+	      worst, setup, rounds, slow, bad, round < rounds ? ", a request did not complete in 5 s" : "");
+	d.q = 0;
+	dev_close(&d);
+	default_params();
+}
+
+/*
+ * The ceiling lowered at run time takes effect at the next spin window,
+ * whatever budget the policy learnt under the old one: with
+ * sqcq_spin_max_us=0 the next request is serviced inline (a window
+ * without budget) and the poll sleeps.  (Before, the learnt budget went on
+ * until the policy unlearnt it, ~18 samples later.)
+ */
+static void ceiling_now(const char *wwpn)
+{
+	long long before, after;
+	int bad = 0, got;
+	struct dev d;
+
+	long_spin_params();
+	dev_open(&d, "ceiling-now", wwpn, true);
+	find_poller(&d);
+	check(poller_awake(&d) > 0, "ceiling: the poll spins under 1 s ceilings");
+	wait_asleep(&d, 3);
+	set_param("sqcq_spin_max_us", "0");
+	set_knob("spin_min_us", "0");
+	before = inline_kicks(&d);
+	publish(rq(&d), build(&d, 0, false, 910));
+	kick(&d);
+	got = reap(&d, 1, 5, &bad);
+	after = inline_kicks(&d);
+	check(got == 1 && !bad && after == before + 1 && wait_asleep(&d, 0.5) >= 0,
+	      "sqcq_spin_max_us=0 at run time: the next kick is serviced without a spin (inline kicks %lld -> %lld, %d of 1 completed)",
+	      before, after, got);
+	dev_close(&d);
+	default_params();
+}
+
+/*
  * sqcq_enable=0 while a device runs: that device keeps accepting the bit
  * it offered (QEMU cached the offer; its next vhost_dev_start, e.g. after
  * a guest reboot, sets the features again) and keeps polling; a device
@@ -1263,6 +1354,8 @@ int main(int argc, char **argv)
 	for (h = AVAIL_JUMP; h <= HUGE_INDIRECT; h++)
 		hostile(argv[1], wwpn2, h);
 	stop_after_kick(argv[1]);
+	shared_worker(argv[1]);
+	ceiling_now(argv[1]);
 	enable_param(argv[1]);
 	bad_target_irq(argv[1]);
 	failed_clear(argv[1]);
