@@ -34,6 +34,18 @@ for p in $all; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
+# The sources must carry the image's upstream version, which the archive
+# may already have moved past (linux-source-6.12 is one package for every
+# 6.12 release): a newer one installed counts as missing.
+ksrc_ok() {
+	case "$(dpkg-query -W -f='${Version}' "$SQCQ_KSRC_PKG" 2>/dev/null)" in
+	"$SQCQ_KSRC_UPSTREAM"-*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+if ! ksrc_ok && [[ " ${missing[*]} " != *" $SQCQ_KSRC_PKG "* ]]; then
+	missing+=("$SQCQ_KSRC_PKG")
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
 	log "deps: all $(echo $all | wc -w) packages present"
@@ -43,12 +55,19 @@ else
 	export DEBIAN_FRONTEND=noninteractive
 	log "deps: installing ${missing[*]}"
 	apt-get update -qq >/dev/null || die "apt-get update failed; check the Debian mirror in /etc/apt/sources.list*"
-	for p in "${missing[@]}"; do
+	for i in "${!missing[@]}"; do
+		p=${missing[$i]}
+		if [ "$p" = "$SQCQ_KSRC_PKG" ]; then
+			v=$(apt-cache madison "$p" 2>/dev/null | awk -v u="$SQCQ_KSRC_UPSTREAM-" 'index($3, u) == 1 {print $3; exit}')
+			[ -n "$v" ] || die "$p $SQCQ_KSRC_UPSTREAM-* (the sources of linux-image-$SQCQ_KVER) is not in the configured Debian archive (apt-cache madison $p); change scripts/versions.env to a kernel the archive has"
+			missing[$i]="$p=$v"
+			continue
+		fi
 		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ {print $2}')
 		[ -n "$cand" ] && [ "$cand" != "(none)" ] ||
 			die "package '$p' is not available from the configured Debian archive (apt-cache policy $p); the project needs it"
 	done
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >"${TMPDIR:-/tmp}/sqcq-apt.log" 2>&1 ||
+	apt-get install -y -qq --no-install-recommends --allow-downgrades "${missing[@]}" >"${TMPDIR:-/tmp}/sqcq-apt.log" 2>&1 ||
 		die "apt-get install failed for: ${missing[*]} (log: ${TMPDIR:-/tmp}/sqcq-apt.log)"
 fi
 
@@ -73,9 +92,5 @@ SRC
 fi
 
 # The modules must be built from the same upstream version as the headers.
-src_ver=$(dpkg-query -W -f='${Version}' "$SQCQ_KSRC_PKG" 2>/dev/null || true)
-case "$src_ver" in
-"$SQCQ_KSRC_UPSTREAM"-*) ;;
-*) die "$SQCQ_KSRC_PKG is version '$src_ver' but linux-image-$SQCQ_KVER is $SQCQ_KSRC_UPSTREAM: install matching versions (apt-get install $SQCQ_KSRC_PKG=$SQCQ_KSRC_UPSTREAM-*) or change scripts/versions.env" ;;
-esac
+ksrc_ok || die "$SQCQ_KSRC_PKG is version '$(dpkg-query -W -f='${Version}' "$SQCQ_KSRC_PKG" 2>/dev/null)' but linux-image-$SQCQ_KVER is $SQCQ_KSRC_UPSTREAM: install matching versions (apt-get install $SQCQ_KSRC_PKG=$SQCQ_KSRC_UPSTREAM-*) or change scripts/versions.env"
 log "deps: ok"
