@@ -19,6 +19,10 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        two-guests a second guest on its own target and disk; both write and
                   verify at once, each with its own poller
        reverify   re-read and verify what verify wrote
+       cq-per-queue  one SCHED_IDLE guest CQ poller per request queue, each
+                  allowed on exactly its queue's CPUs (plan.py cq_per_queue_step)
+       cq-local   fio pinned to each vCPU: only that CPU's queue poller reaps
+       cq-hog     fio beside a CPU hog on CPU 0: completions come by interrupt
        workers    worker_per_virtqueue placement under I/O on every queue:
                   pinned polling workers found on their CPUs, in QEMU's
                   cgroups, asleep at 0% CPU 2 s after (plan.py worker_steps)
@@ -48,6 +52,12 @@ def steps_for(names, mode, modes, runtime):
             if s == "kill-qemu" and s != names[-1]:
                 sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
             out += P.fault_steps(s)
+        elif s == "cq-per-queue":
+            out.append(P.cq_per_queue_step(modes["guest"]["num_queues"]))
+        elif s == "cq-local":
+            out.append(P.cq_local_step(modes["guest"]["smp"]))
+        elif s == "cq-hog":
+            out.append(P.cq_hog_step())
         elif s == "workers":
             out += P.worker_steps(modes["guest"]["num_queues"])
         elif s == "two-guests":

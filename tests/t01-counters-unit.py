@@ -114,11 +114,15 @@ class Pollers(unittest.TestCase):
         self.assertNotIn("state", st)
 
     def test_guest_stats_and_cpu(self):
-        out = ("pid 55\nbudget_ns 100\nsleeps 2\nvq2 reaped 10 irqs 3 irqs_inline 1\n@@NEXT\n"
+        # Two devices: one with a poller per queue (its file says how many),
+        # one as an older module wrote it (no 'pollers' line: one poller).
+        out = ("pollers 2\nsleeps 2\npid 55\npid 57\nvq2 reaped 10 irqs 3 irqs_inline 1\n"
+               "vq3 reaped 4 irqs 1 irqs_inline 0\n@@NEXT\n"
                "pid 56\nsleeps 1\nvq2 reaped 5 irqs 0 irqs_inline 0\n@@NEXT\n@@CPU\n"
-               "55 (virtio-sqcq-virtio1) S 2 0 0 0 -1 2129984 0 0 0 0 7 9 0 0\n")
+               "55 (virtio-sqcq-virtio1/0) S 2 0 0 0 -1 2129984 0 0 0 0 7 9 0 0\n"
+               "57 (virtio-sqcq-virtio1/1) S 2 0 0 0 -1 2129984 0 0 0 0 1 0 0 0\n")
         g = C.parse_guest_pollers(out)
-        self.assertEqual((g["pollers"], g["vq_reaped"], g["sleeps"], g["cpu_ticks"]), (2, 15, 3, 16))
+        self.assertEqual((g["pollers"], g["vq_reaped"], g["sleeps"], g["cpu_ticks"]), (3, 19, 3, 17))
         self.assertEqual(C.parse_guest_pollers("@@CPU\n"), {"pollers": 0, "cpu_ticks": 0})
 
 

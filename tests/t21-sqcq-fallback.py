@@ -24,9 +24,10 @@ verify = P.verify_steps("sqcq-poll", modes, size="64M")[:2]
 def guest(guest_module, prop, host_module):
     agree = guest_module == "project" and prop == "on" and host_module == "project"
     n = 1 if agree else 0
+    # (a host poller per device; a guest poller per request queue)
     g = P.guest(f"{guest_module}-guest-{prop}", "sqcq-poll", modes,
                 [{"name": "host-pollers", "type": "pollers", "count": n},
-                 {"name": "guest-pollers", "type": "guest_pollers", "count": n}] + verify,
+                 {"name": "guest-pollers", "type": "guest_pollers", "count": n * modes["guest"]["num_queues"]}] + verify,
                 guest_module=guest_module)
     g["device_props"] = "sqcq_poll=on" if prop == "on" else ""
     return g

@@ -5,22 +5,33 @@
  * EOI and the halt/wakeup around it are most of a virtualised I/O's exits)
  * while completions keep coming.
  *
- * One kernel thread per device (virtio-sqcq-<dev>), not per queue: a guest
- * with as many queues as vCPUs cannot afford a spinning thread on each.
- * It is not bound to a CPU; the scheduler places it, and it gives way as
- * soon as another task wants its CPU (need_resched ends the spin).
+ * One poller per request queue (virtio-sqcq-<dev>/<queue>), allowed only on
+ * the CPUs that blk-mq maps to that queue.  Its submitters run there, so it
+ * completes their requests where they wait: the woken task needs no IPI and
+ * the queue's managed interrupt affinity still holds.  The poller is
+ * SCHED_IDLE: it runs when its CPU would otherwise idle (a libaio task
+ * sleeping in io_getevents(), say) and gives the CPU up as soon as anything
+ * else is runnable.
  *
- * While awake the poller keeps the rings' interrupts disabled.  When its
- * spin budget (include/linux/virtio_sqcq_policy.h, shared with the host)
- * runs out it announces NEED_WAKEUP by re-enabling them
- * (virtqueue_enable_cb_prepare()), re-checks each ring after a full barrier
- * (virtqueue_poll()) and sleeps only if all are empty.  An interrupt then
- * wakes it, unless the policy predicts that completions come too far apart
- * for spinning to pay: the driver then reaps them in its interrupt handler
- * as it always did.
+ * One invariant keeps completions from being stranded: a ring's interrupt
+ * is suppressed only while its poller spins on its CPU with preemption
+ * disabled (SQCQ_SPINNING).  Before the poller gives the CPU away
+ * (need_resched(), kthread_should_stop()) it re-enables the interrupt,
+ * reaping until the ring is empty (sqcq_yield()); before it sleeps it
+ * announces NEED_WAKEUP the same way (sqcq_arm()).  In every other state
+ * the driver's interrupt handler reaps, as upstream does.
+ *
+ * The spin budget comes from include/linux/virtio_sqcq_policy.h, shared
+ * with the host; each queue learns its own.  An interrupt to a sleeping
+ * poller wakes it only if the policy predicts that the completions which
+ * follow come soon enough for spinning to pay.
+ *
+ * Not used on PREEMPT_RT, where the driver's ring lock is a sleeping lock
+ * and cannot be taken with preemption disabled.
  */
 #define pr_fmt(fmt) "virtio_sqcq: " fmt
 
+#include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -30,9 +41,11 @@
 #include <linux/slab.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
 #include <linux/virtio_sqcq.h>
 #include <linux/virtio_sqcq_cq.h>
 #include <linux/virtio_sqcq_policy.h>
+#include <uapi/linux/sched/types.h>
 
 static bool sqcq_enable = true;
 module_param(sqcq_enable, bool, 0644);
@@ -42,7 +55,7 @@ MODULE_PARM_DESC(sqcq_enable,
 static bool sqcq_cq = true;
 module_param(sqcq_cq, bool, 0644);
 MODULE_PARM_DESC(sqcq_cq,
-		 "Run the CQ poller; N negotiates the feature but takes completions by interrupt, to measure the host poller alone (default Y)");
+		 "Run the CQ pollers; N negotiates the feature but takes completions by interrupt, to measure the host poller alone (default Y)");
 
 static unsigned int sqcq_spin_max_us = 200;
 
@@ -62,40 +75,63 @@ MODULE_PARM_DESC(sqcq_spin_max_us,
 
 /*
  * Debugfs only, for tests and experiments (virtio-sqcq/spin_min_us,
- * virtio-sqcq/idle_timeout_us), read when a poller starts: a budget floor,
- * and the longest spin window without work.
+ * virtio-sqcq/idle_timeout_us), read when a device's pollers start: a
+ * budget floor, and the longest spin window without work.
  */
 static u32 sqcq_spin_min_us;
 static u32 sqcq_idle_timeout_us = SQCQ_IDLE_TIMEOUT_NS / NSEC_PER_USEC;
 
+/* Completions reaped per hold of the ring's lock (interrupts off). */
+#define SQCQ_REAP_BATCH		64
+
 enum { SQCQ_WAKE_PENDING = 0 };
+
+/* Who reaps the ring; changed under the ring's lock. */
+enum sqcq_state {
+	SQCQ_ASLEEP,	/* interrupt armed, poller off CPU: the driver reaps */
+	SQCQ_SPINNING,	/* interrupt suppressed, poller on CPU: it reaps */
+	SQCQ_YIELDED,	/* interrupt armed, poller preempted: the driver reaps */
+};
+
+struct virtio_sqcq_poller {
+	struct virtio_sqcq_cq *cq;
+	struct virtio_sqcq_ring *ring;
+	struct task_struct *task;
+	unsigned int index;		/* request queue (blk-mq hctx) number */
+	cpumask_var_t cpus;		/* where the poller may run */
+	/* The split ring's used->idx, for the lock-free peek; NULL if packed. */
+	const __virtio16 *used_idx;
+
+	/* Under the ring's lock, shared with the interrupt path. */
+	enum sqcq_state state;
+	unsigned long flags;		/* SQCQ_WAKE_PENDING */
+
+	/*
+	 * The poller's while it spins, the interrupt path's while it sleeps:
+	 * the state change under the ring's lock hands them over.
+	 */
+	struct sqcq_policy policy;
+	u64 empty_since;		/* the ring was found empty then (0: not) */
+
+	/* Poller thread only. */
+	bool must_reap;			/* the peek's index may be stale */
+	u16 seen;			/* used->idx at the last reap */
+	u64 spin_deadline;
+
+	/* Counters (one writer each). */
+	u64 polls, empty_polls, sleeps, wakeups, wakeups_by_irq, yields;
+	u64 spin_ns;
+};
 
 struct virtio_sqcq_cq {
 	struct virtio_device *vdev;
 	const struct virtio_sqcq_cq_ops *ops;
 	void *priv;
-	struct task_struct *task;
-	unsigned int nrings;
-	struct virtio_sqcq_ring **rings;
-
-	/* Policy and sleep state, shared with the interrupt path. */
-	spinlock_t lock;
-	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
-	bool asleep;
-	u64 empty_since;
-	unsigned long flags;		/* SQCQ_WAKE_PENDING */
-
-	/* Poller thread only. */
-	u64 spin_deadline;
-	u64 t_transition;
 	u32 idle_timeout_ns;
-
-	/* Counters (one writer each). */
-	u64 empty_polls, sleeps, wakeups, wakeups_by_irq, contended;
-	u64 busy_ns, idle_ns;
-
 	struct dentry *dbg;
+	unsigned int npollers;
+	struct virtio_sqcq_poller pollers[] __counted_by(npollers);
 };
 
 static struct dentry *sqcq_debugfs;
@@ -115,24 +151,92 @@ bool virtio_sqcq_validate(struct virtio_device *vdev)
 }
 EXPORT_SYMBOL_GPL(virtio_sqcq_validate);
 
-/* Reap one ring; return the number of completions. */
-static int sqcq_reap(struct virtio_sqcq_cq *cq, struct virtio_sqcq_ring *r)
+/* One gap ends at @now; clock skew between CPUs makes no negative gap. */
+static void sqcq_sample(struct virtio_sqcq_poller *p, u64 now)
 {
-	unsigned long flags;
-	unsigned int len;
-	void *buf;
-	int n = 0;
+	if (!p->empty_since)
+		return;
+	sqcq_policy_sample(&p->policy, &p->cq->params,
+			   now > p->empty_since ? now - p->empty_since : 0);
+}
 
+/*
+ * Lock-free peek: might the ring hold completions?  Only false positives:
+ * the last reap consumed at least up to seen (read under the lock before
+ * it), so used->idx == seen means the ring is empty.  Until the poller has
+ * reaped once since the driver last could (must_reap), seen proves nothing.
+ * No barrier: virtqueue_get_buf() orders its own reads.
+ */
+static bool sqcq_peek(struct virtio_sqcq_poller *p)
+{
+	if (p->must_reap || !p->used_idx)
+		return true;
+	return virtio16_to_cpu(p->cq->vdev, READ_ONCE(*p->used_idx)) != p->seen;
+}
+
+/* Complete what the ring holds and re-arm its interrupt; lock held. */
+static unsigned int sqcq_drain_locked(struct virtio_sqcq_cq *cq,
+				      struct virtio_sqcq_ring *r)
+{
+	unsigned int n = 0, len;
+	void *buf;
+
+	do {
+		virtqueue_disable_cb(r->vq);
+		while ((buf = virtqueue_get_buf(r->vq, &len))) {
+			cq->ops->complete(cq->priv, buf);
+			n++;
+		}
+	} while (!virtqueue_enable_cb(r->vq));
+	return n;
+}
+
+/* Reap up to SQCQ_REAP_BATCH completions; the interrupt stays suppressed. */
+static unsigned int sqcq_reap(struct virtio_sqcq_poller *p)
+{
+	struct virtio_sqcq_ring *r = p->ring;
+	struct virtio_sqcq_cq *cq = p->cq;
+	unsigned int n = 0, len;
+	unsigned long flags;
+	void *buf;
+
+	/*
+	 * A completion may raise a softirq (blk-mq completes a single-queue
+	 * device's requests in BLOCK_SOFTIRQ): run it here at
+	 * local_bh_enable() instead of waking ksoftirqd, which would end
+	 * the spin at once.
+	 */
+	local_bh_disable();
 	spin_lock_irqsave(r->lock, flags);
-	virtqueue_disable_cb(r->vq);
-	while ((buf = virtqueue_get_buf(r->vq, &len))) {
+	if (p->used_idx)
+		p->seen = virtio16_to_cpu(cq->vdev, READ_ONCE(*p->used_idx));
+	while (n < SQCQ_REAP_BATCH && (buf = virtqueue_get_buf(r->vq, &len))) {
 		cq->ops->complete(cq->priv, buf);
 		n++;
 	}
 	spin_unlock_irqrestore(r->lock, flags);
+	local_bh_enable();
+	/* A full batch may have stopped short of seen. */
+	p->must_reap = n == SQCQ_REAP_BATCH;
+	WRITE_ONCE(p->polls, p->polls + 1);
 	if (n)
 		WRITE_ONCE(r->reaped, r->reaped + n);
 	return n;
+}
+
+/* Take the ring from its interrupt: called with preemption disabled. */
+static void sqcq_suppress(struct virtio_sqcq_poller *p)
+{
+	struct virtio_sqcq_ring *r = p->ring;
+	unsigned long flags;
+
+	spin_lock_irqsave(r->lock, flags);
+	p->state = SQCQ_SPINNING;
+	virtqueue_disable_cb(r->vq);
+	spin_unlock_irqrestore(r->lock, flags);
+	/* The driver may have reaped since the last peek. */
+	p->must_reap = true;
+	p->spin_deadline = 0;
 }
 
 /*
@@ -142,135 +246,165 @@ static int sqcq_reap(struct virtio_sqcq_cq *cq, struct virtio_sqcq_ring *r)
  * barrier pairs with the device's full barrier between its store of
  * used->idx and its load of used_event/flags (vhost_notify()'s smp_mb()):
  * either we see the new completion here, or the device sees the interrupt
- * enabled and sends it.  Return true if a ring is not empty.
+ * enabled and sends it.  Return: true if the ring is empty and armed (the
+ * poller is SQCQ_ASLEEP from here), false if it must be reaped first.
  */
-static bool sqcq_arm_all(struct virtio_sqcq_cq *cq)
+static bool sqcq_arm(struct virtio_sqcq_poller *p)
 {
-	struct virtio_sqcq_ring *r;
+	struct virtio_sqcq_ring *r = p->ring;
 	unsigned long flags;
-	bool found = false;
-	unsigned int i, opaque;
+	unsigned int opaque;
+	bool empty;
 
-	for (i = 0; i < cq->nrings; i++) {
-		r = cq->rings[i];
-		spin_lock_irqsave(r->lock, flags);
-		opaque = virtqueue_enable_cb_prepare(r->vq);
-		if (virtqueue_poll(r->vq, opaque)) {
-			virtqueue_disable_cb(r->vq);
-			found = true;
-		}
-		spin_unlock_irqrestore(r->lock, flags);
-	}
-	return found;
+	spin_lock_irqsave(r->lock, flags);
+	opaque = virtqueue_enable_cb_prepare(r->vq);
+	empty = !virtqueue_poll(r->vq, opaque);
+	if (empty)
+		p->state = SQCQ_ASLEEP;
+	else
+		virtqueue_disable_cb(r->vq);
+	spin_unlock_irqrestore(r->lock, flags);
+	p->must_reap = !empty;
+	return empty;
 }
 
-static void sqcq_transition(struct virtio_sqcq_cq *cq, u64 *acc)
+/*
+ * Spin with preemption disabled, reaping.  Return: true when the spin
+ * window ran out with the ring empty and armed, false when the CPU is
+ * wanted or the thread must stop (the ring is still suppressed).
+ */
+static bool sqcq_spin(struct virtio_sqcq_poller *p)
 {
-	u64 now = local_clock();
+	u64 start = local_clock(), now;
+	bool armed = false;
+	unsigned int n;
 
-	WRITE_ONCE(*acc, *acc + (now - cq->t_transition));
-	cq->t_transition = now;
+	for (;;) {
+		n = sqcq_peek(p) ? sqcq_reap(p) : 0;
+		if (n) {
+			sqcq_sample(p, local_clock());
+			p->empty_since = 0;
+			p->spin_deadline = 0;
+		}
+		if (kthread_should_stop() || need_resched())
+			break;
+		if (n)
+			continue;
+		now = local_clock();
+		if (!p->spin_deadline) {
+			if (!p->empty_since)
+				p->empty_since = now;
+			p->spin_deadline = now + min(READ_ONCE(p->policy.budget_ns),
+						     p->cq->idle_timeout_ns);
+		}
+		if (now >= p->spin_deadline) {
+			armed = sqcq_arm(p);
+			if (armed)
+				break;
+			p->spin_deadline = 0;
+			continue;
+		}
+		WRITE_ONCE(p->empty_polls, p->empty_polls + 1);
+		cpu_relax();
+	}
+	WRITE_ONCE(p->spin_ns, p->spin_ns + (local_clock() - start));
+	return armed;
+}
+
+/*
+ * Give the CPU away: re-arm the interrupt with the ring empty first, so
+ * that the driver reaps while the poller is off CPU.  Time off CPU is not
+ * a gap between completions.  Ends the preemption-disabled section.
+ */
+static void sqcq_yield(struct virtio_sqcq_poller *p)
+{
+	struct virtio_sqcq_ring *r = p->ring;
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(r->lock, flags);
+	p->state = SQCQ_YIELDED;
+	n = sqcq_drain_locked(p->cq, r);
+	spin_unlock_irqrestore(r->lock, flags);
+	p->empty_since = 0;
+	if (n)
+		WRITE_ONCE(r->reaped, r->reaped + n);
+	WRITE_ONCE(p->yields, p->yields + 1);
+	preempt_enable();
+	cond_resched();
+}
+
+static void sqcq_sleep(struct virtio_sqcq_poller *p)
+{
+	/*
+	 * An interrupt after the ring was armed sets WAKE_PENDING before
+	 * wake_up_process(); kthread_stop() sets its flag before waking too.
+	 * set_current_state() orders our state store before those loads:
+	 * either we see a flag here, or the wakeup finds us
+	 * TASK_INTERRUPTIBLE.
+	 */
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (test_and_clear_bit(SQCQ_WAKE_PENDING, &p->flags) ||
+	    kthread_should_stop()) {
+		__set_current_state(TASK_RUNNING);
+		return;
+	}
+	WRITE_ONCE(p->sleeps, p->sleeps + 1);
+	schedule();
+	clear_bit(SQCQ_WAKE_PENDING, &p->flags);
+	WRITE_ONCE(p->wakeups, p->wakeups + 1);
 }
 
 static int sqcq_thread(void *data)
 {
-	struct virtio_sqcq_cq *cq = data;
-	unsigned long flags;
-	unsigned int i;
-	u64 now;
-	int n;
+	struct virtio_sqcq_poller *p = data;
 
-	cq->t_transition = local_clock();
 	while (!kthread_should_stop()) {
-		if (cq->asleep) {
-			spin_lock_irqsave(&cq->lock, flags);
-			cq->asleep = false;
-			spin_unlock_irqrestore(&cq->lock, flags);
-			clear_bit(SQCQ_WAKE_PENDING, &cq->flags);
-			sqcq_transition(cq, &cq->idle_ns);
-			WRITE_ONCE(cq->wakeups, cq->wakeups + 1);
+		preempt_disable();
+		sqcq_suppress(p);
+		if (sqcq_spin(p)) {
+			preempt_enable();
+			sqcq_sleep(p);
+		} else {
+			sqcq_yield(p);
 		}
-
-		for (n = 0, i = 0; i < cq->nrings; i++)
-			n += sqcq_reap(cq, cq->rings[i]);
-		if (n) {
-			now = local_clock();
-			spin_lock_irqsave(&cq->lock, flags);
-			if (cq->empty_since) {
-				sqcq_policy_sample(&cq->policy, &cq->params,
-						   now - cq->empty_since);
-				cq->empty_since = 0;
-			}
-			spin_unlock_irqrestore(&cq->lock, flags);
-			cq->spin_deadline = 0;
-			cond_resched();
-			continue;
-		}
-
-		now = local_clock();
-		if (!cq->spin_deadline) {
-			u32 budget = READ_ONCE(cq->policy.budget_ns);
-
-			spin_lock_irqsave(&cq->lock, flags);
-			if (!cq->empty_since)
-				cq->empty_since = now;
-			spin_unlock_irqrestore(&cq->lock, flags);
-			cq->spin_deadline = now + min(budget, cq->idle_timeout_ns);
-		}
-		if (need_resched()) {
-			/* Another task (fio, a vCPU's only other job) wants the CPU. */
-			spin_lock_irqsave(&cq->lock, flags);
-			sqcq_policy_contended(&cq->policy, &cq->params);
-			spin_unlock_irqrestore(&cq->lock, flags);
-			WRITE_ONCE(cq->contended, cq->contended + 1);
-		} else if (now < cq->spin_deadline) {
-			WRITE_ONCE(cq->empty_polls, cq->empty_polls + 1);
-			cpu_relax();
-			continue;
-		}
-
-		if (sqcq_arm_all(cq)) {
-			cq->spin_deadline = 0;
-			continue;
-		}
-		cq->spin_deadline = 0;
-		spin_lock_irqsave(&cq->lock, flags);
-		cq->asleep = true;
-		spin_unlock_irqrestore(&cq->lock, flags);
-
-		/*
-		 * An interrupt after the rings were armed sets WAKE_PENDING
-		 * before wake_up_process(); kthread_stop() sets its flag
-		 * before waking too.  set_current_state() orders our state
-		 * store before those loads: either we see a flag here, or
-		 * the wakeup finds us TASK_INTERRUPTIBLE.
-		 */
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (test_and_clear_bit(SQCQ_WAKE_PENDING, &cq->flags) ||
-		    kthread_should_stop()) {
-			__set_current_state(TASK_RUNNING);
-			continue;
-		}
-		WRITE_ONCE(cq->sleeps, cq->sleeps + 1);
-		sqcq_transition(cq, &cq->busy_ns);
-		schedule();
 	}
 	return 0;
+}
+
+/*
+ * An interrupt while the poller sleeps: the driver reaps it, so the ring is
+ * empty from now on.  Learn the gap and wake the poller if spinning for
+ * the next completions pays.  Ring lock held.  Return: true if woken.
+ */
+static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
+{
+	u64 now = local_clock();
+
+	sqcq_sample(p, now);
+	p->empty_since = now;
+	if (!sqcq_policy_spins(&p->policy, &p->cq->params))
+		return false;
+	/* Pairs with set_current_state() in sqcq_sleep(). */
+	if (!test_and_set_bit(SQCQ_WAKE_PENDING, &p->flags)) {
+		wake_up_process(p->task);
+		WRITE_ONCE(p->wakeups_by_irq, p->wakeups_by_irq + 1);
+	}
+	return true;
 }
 
 /**
  * virtio_sqcq_irq - an interrupt on a polled ring
  * @ring: the ring
  *
- * Called from the driver's virtqueue callback.  Return: true if the poller
- * took it (the driver must not reap), false if the driver should reap as
- * upstream does: no poller, or it sleeps and the policy predicts that
- * spinning would not pay.
+ * Called from the driver's virtqueue callback, before it reaps.
+ * Return: true if the poller spins on the ring and reaps it (the driver
+ * must not), false if the driver should reap as upstream does.
  */
 bool virtio_sqcq_irq(struct virtio_sqcq_ring *ring)
 {
-	struct virtio_sqcq_cq *cq;
-	unsigned long flags, f2;
+	struct virtio_sqcq_poller *p;
+	unsigned long flags;
 	bool taken = false;
 
 	/*
@@ -281,52 +415,95 @@ bool virtio_sqcq_irq(struct virtio_sqcq_ring *ring)
 	if (!READ_ONCE(ring->poller))
 		return false;
 	spin_lock_irqsave(ring->lock, flags);
-	cq = ring->poller;
-	if (!cq)
+	p = ring->poller;
+	if (!p)
 		goto out;
 	WRITE_ONCE(ring->irqs, ring->irqs + 1);
-	spin_lock_irqsave(&cq->lock, f2);
-	if (cq->asleep && !sqcq_policy_spins(&cq->policy, &cq->params)) {
-		u64 now = local_clock();
-
-		if (cq->empty_since)
-			sqcq_policy_sample(&cq->policy, &cq->params,
-					   now - cq->empty_since);
-		/* The driver reaps now, quickly: the ring is empty from here. */
-		cq->empty_since = now;
-		WRITE_ONCE(ring->irqs_inline, ring->irqs_inline + 1);
-	} else {
+	if (p->state == SQCQ_SPINNING) {
+		/* It reaps before it re-arms (sqcq_arm(), sqcq_yield()). */
 		virtqueue_disable_cb(ring->vq);
-		set_bit(SQCQ_WAKE_PENDING, &cq->flags);
-		/* Pairs with set_current_state() in sqcq_thread(). */
-		wake_up_process(cq->task);
-		if (cq->asleep)
-			WRITE_ONCE(cq->wakeups_by_irq, cq->wakeups_by_irq + 1);
 		taken = true;
+	} else if (p->state == SQCQ_YIELDED || !sqcq_irq_wake(p)) {
+		WRITE_ONCE(ring->irqs_inline, ring->irqs_inline + 1);
 	}
-	spin_unlock_irqrestore(&cq->lock, f2);
 out:
 	spin_unlock_irqrestore(ring->lock, flags);
 	return taken;
 }
 EXPORT_SYMBOL_GPL(virtio_sqcq_irq);
 
+static const char * const sqcq_state_names[] = {
+	[SQCQ_ASLEEP] = "asleep",
+	[SQCQ_SPINNING] = "spinning",
+	[SQCQ_YIELDED] = "yielded",
+};
+
+struct sqcq_counts {
+	u64 reaped, irqs, irqs_inline, polls, empty_polls;
+	u64 sleeps, wakeups, wakeups_by_irq, yields, spin_ns;
+};
+
+static void sqcq_counts_add(struct sqcq_counts *c,
+			    const struct virtio_sqcq_poller *p)
+{
+	c->reaped += READ_ONCE(p->ring->reaped);
+	c->irqs += READ_ONCE(p->ring->irqs);
+	c->irqs_inline += READ_ONCE(p->ring->irqs_inline);
+	c->polls += READ_ONCE(p->polls);
+	c->empty_polls += READ_ONCE(p->empty_polls);
+	c->sleeps += READ_ONCE(p->sleeps);
+	c->wakeups += READ_ONCE(p->wakeups);
+	c->wakeups_by_irq += READ_ONCE(p->wakeups_by_irq);
+	c->yields += READ_ONCE(p->yields);
+	c->spin_ns += READ_ONCE(p->spin_ns);
+}
+
+static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
+{
+	seq_printf(m, "reaped %llu\nirqs %llu\nirqs_inline %llu\n",
+		   c->reaped, c->irqs, c->irqs_inline);
+	seq_printf(m, "polls %llu\nempty_polls %llu\nsleeps %llu\n",
+		   c->polls, c->empty_polls, c->sleeps);
+	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\nyields %llu\nspin_ns %llu\n",
+		   c->wakeups, c->wakeups_by_irq, c->yields, c->spin_ns);
+}
+
+/* One poller: where it may run, its state, policy and counters. */
+static int sqcq_poller_show(struct seq_file *m, void *v)
+{
+	struct virtio_sqcq_poller *p = m->private;
+	struct sqcq_counts c = {};
+
+	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
+		   task_pid_nr(p->task), p->ring->vq->index,
+		   cpumask_pr_args(p->cpus),
+		   sqcq_state_names[READ_ONCE(p->state)]);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\n",
+		   READ_ONCE(p->policy.budget_ns), READ_ONCE(p->policy.ema_ns));
+	sqcq_counts_add(&c, p);
+	sqcq_counts_show(m, &c);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sqcq_poller);
+
+/*
+ * The device: its totals, a pid line per poller and a vqN line per ring
+ * (tests and the benchmark read this file).
+ */
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_cq *cq = m->private;
+	struct sqcq_counts c = {};
 	unsigned int i;
 
-	seq_printf(m, "pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\n",
-		   task_pid_nr(cq->task), READ_ONCE(cq->asleep) ? "asleep" : "awake",
-		   READ_ONCE(cq->policy.budget_ns), READ_ONCE(cq->policy.ema_ns));
-	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_irq %llu\n",
-		   READ_ONCE(cq->empty_polls), READ_ONCE(cq->sleeps),
-		   READ_ONCE(cq->wakeups), READ_ONCE(cq->wakeups_by_irq));
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\n",
-		   READ_ONCE(cq->contended), READ_ONCE(cq->busy_ns),
-		   READ_ONCE(cq->idle_ns));
-	for (i = 0; i < cq->nrings; i++) {
-		struct virtio_sqcq_ring *r = cq->rings[i];
+	seq_printf(m, "pollers %u\n", cq->npollers);
+	for (i = 0; i < cq->npollers; i++)
+		sqcq_counts_add(&c, &cq->pollers[i]);
+	sqcq_counts_show(m, &c);
+	for (i = 0; i < cq->npollers; i++)
+		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));
+	for (i = 0; i < cq->npollers; i++) {
+		struct virtio_sqcq_ring *r = cq->pollers[i].ring;
 
 		seq_printf(m, "vq%u reaped %llu irqs %llu irqs_inline %llu\n",
 			   r->vq->index, READ_ONCE(r->reaped),
@@ -336,14 +513,88 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sqcq_stats);
 
+static void sqcq_debugfs_add(struct virtio_sqcq_cq *cq)
+{
+	char name[16];
+	unsigned int i;
+
+	cq->dbg = debugfs_create_dir(dev_name(&cq->vdev->dev), sqcq_debugfs);
+	debugfs_create_file("stats", 0444, cq->dbg, cq, &sqcq_stats_fops);
+	for (i = 0; i < cq->npollers; i++) {
+		snprintf(name, sizeof(name), "q%u", i);
+		debugfs_create_file(name, 0444, cq->dbg, &cq->pollers[i],
+				    &sqcq_poller_fops);
+	}
+}
+
+/*
+ * Stop the first @n pollers.  A SCHED_IDLE thread behind a busy task may
+ * wait long for its CPU: make them all normal first, so that each runs to
+ * its exit at once.
+ */
+static void sqcq_destroy(struct virtio_sqcq_cq *cq, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sched_set_normal(cq->pollers[i].task, 0);
+	for (i = 0; i < n; i++) {
+		kthread_stop(cq->pollers[i].task);
+		free_cpumask_var(cq->pollers[i].cpus);
+	}
+}
+
+/* A poller for the i-th ring, created but not running yet. */
+static int sqcq_create(struct virtio_sqcq_cq *cq, unsigned int i)
+{
+	struct virtio_sqcq_poller *p = &cq->pollers[i];
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = SCHED_IDLE,
+	};
+	int err;
+
+	p->cq = cq;
+	p->index = i;
+	p->ring = cq->ops->ring(cq->priv, i);
+	p->state = SQCQ_ASLEEP;
+	sqcq_policy_init(&p->policy, &cq->params);
+	if (!virtio_has_feature(cq->vdev, VIRTIO_F_RING_PACKED))
+		p->used_idx = &virtqueue_get_vring(p->ring->vq)->used->idx;
+	if (!zalloc_cpumask_var(&p->cpus, GFP_KERNEL))
+		return -ENOMEM;
+	cq->ops->cpus(cq->priv, i, p->cpus);
+	/* No CPU of the queue online (yet): anywhere, rather than nowhere. */
+	if (!cpumask_intersects(p->cpus, cpu_online_mask))
+		cpumask_copy(p->cpus, cpu_possible_mask);
+
+	p->task = kthread_create(sqcq_thread, p, "virtio-sqcq-%s/%u",
+				 dev_name(&cq->vdev->dev), i);
+	if (IS_ERR(p->task)) {
+		err = PTR_ERR(p->task);
+		goto fail;
+	}
+	err = set_cpus_allowed_ptr(p->task, p->cpus);
+	if (!err)
+		err = sched_setattr_nocheck(p->task, &attr);
+	if (err) {
+		kthread_stop(p->task);
+		goto fail;
+	}
+	return 0;
+fail:
+	free_cpumask_var(p->cpus);
+	return err;
+}
+
 /**
  * virtio_sqcq_start - start polling a device's rings
  * @vdev: the device (VIRTIO_F_SQCQ_POLL negotiated, DRIVER_OK set)
- * @nrings: number of rings
+ * @nrings: number of rings, one poller each
  * @ops: driver callbacks
  * @priv: passed to @ops
  *
- * Return: the poller, or NULL if polling is not negotiated, disabled or
+ * Return: the pollers, or NULL if polling is not negotiated, disabled or
  * could not start (the driver then works interrupt-driven, as upstream).
  */
 struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
@@ -352,48 +603,51 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 					 void *priv)
 {
 	struct virtio_sqcq_cq *cq;
+	struct virtio_sqcq_ring *r;
 	unsigned long flags;
 	unsigned int i;
+	int err = -ENOMEM;
 
 	if (!nrings || !virtio_has_feature(vdev, VIRTIO_F_SQCQ_POLL) ||
 	    !READ_ONCE(sqcq_enable) || !READ_ONCE(sqcq_cq))
 		return NULL;
-	cq = kzalloc(sizeof(*cq), GFP_KERNEL);
+	if (IS_ENABLED(CONFIG_PREEMPT_RT)) {
+		dev_info_once(&vdev->dev, "PREEMPT_RT: no CQ pollers, completions use interrupts\n");
+		return NULL;
+	}
+	cq = kzalloc(struct_size(cq, pollers, nrings), GFP_KERNEL);
 	if (!cq)
 		goto fail;
-	cq->rings = kcalloc(nrings, sizeof(*cq->rings), GFP_KERNEL);
-	if (!cq->rings)
-		goto fail;
-	sqcq_params_set(&cq->params, READ_ONCE(sqcq_spin_min_us),
-			READ_ONCE(sqcq_spin_max_us));
+	cq->npollers = nrings;
 	cq->vdev = vdev;
 	cq->ops = ops;
 	cq->priv = priv;
-	cq->nrings = nrings;
-	spin_lock_init(&cq->lock);
-	sqcq_policy_init(&cq->policy, &cq->params);
+	sqcq_params_set(&cq->params, READ_ONCE(sqcq_spin_min_us),
+			READ_ONCE(sqcq_spin_max_us));
 	cq->idle_timeout_ns = min(READ_ONCE(sqcq_idle_timeout_us),
 				  SQCQ_SPIN_MAX_US_LIMIT) * NSEC_PER_USEC;
-	for (i = 0; i < nrings; i++)
-		cq->rings[i] = ops->ring(priv, i);
-
-	cq->task = kthread_create(sqcq_thread, cq, "virtio-sqcq-%s", dev_name(&vdev->dev));
-	if (IS_ERR(cq->task))
-		goto fail;
-	cq->dbg = debugfs_create_dir(dev_name(&vdev->dev), sqcq_debugfs);
-	debugfs_create_file("stats", 0444, cq->dbg, cq, &sqcq_stats_fops);
 	for (i = 0; i < nrings; i++) {
-		spin_lock_irqsave(cq->rings[i]->lock, flags);
-		WRITE_ONCE(cq->rings[i]->poller, cq);
-		spin_unlock_irqrestore(cq->rings[i]->lock, flags);
+		err = sqcq_create(cq, i);
+		if (err) {
+			sqcq_destroy(cq, i);
+			goto fail;
+		}
 	}
-	wake_up_process(cq->task);
+	/* The pollers are set up before the interrupt path can see them. */
+	for (i = 0; i < nrings; i++) {
+		r = cq->pollers[i].ring;
+		spin_lock_irqsave(r->lock, flags);
+		r->poller = &cq->pollers[i];
+		spin_unlock_irqrestore(r->lock, flags);
+	}
+	sqcq_debugfs_add(cq);
+	for (i = 0; i < nrings; i++)
+		wake_up_process(cq->pollers[i].task);
 	return cq;
 
 fail:
-	dev_warn(&vdev->dev, "cannot start the CQ poller: completions will use interrupts\n");
-	if (cq)
-		kfree(cq->rings);
+	dev_warn(&vdev->dev, "cannot start the CQ pollers (%d): completions will use interrupts\n",
+		 err);
 	kfree(cq);
 	return NULL;
 }
@@ -401,10 +655,10 @@ EXPORT_SYMBOL_GPL(virtio_sqcq_start);
 
 /**
  * virtio_sqcq_stop - stop polling and hand the rings back to interrupts
- * @cq: the poller (NULL is allowed)
+ * @cq: the pollers (NULL is allowed)
  *
  * Completions that arrived meanwhile are reaped here, so none is stranded
- * between the poller's exit and the next interrupt.
+ * between a poller's exit and the next interrupt.
  */
 void virtio_sqcq_stop(struct virtio_sqcq_cq *cq)
 {
@@ -414,28 +668,21 @@ void virtio_sqcq_stop(struct virtio_sqcq_cq *cq)
 
 	if (!cq)
 		return;
-	for (i = 0; i < cq->nrings; i++) {
-		r = cq->rings[i];
+	for (i = 0; i < cq->npollers; i++) {
+		r = cq->pollers[i].ring;
 		spin_lock_irqsave(r->lock, flags);
 		WRITE_ONCE(r->poller, NULL);
 		spin_unlock_irqrestore(r->lock, flags);
 	}
-	kthread_stop(cq->task);
+	/* Waits for readers: none touches a poller after this. */
 	debugfs_remove_recursive(cq->dbg);
-	for (i = 0; i < cq->nrings; i++) {
-		void *buf;
-		unsigned int len;
-
-		r = cq->rings[i];
+	sqcq_destroy(cq, cq->npollers);
+	for (i = 0; i < cq->npollers; i++) {
+		r = cq->pollers[i].ring;
 		spin_lock_irqsave(r->lock, flags);
-		do {
-			virtqueue_disable_cb(r->vq);
-			while ((buf = virtqueue_get_buf(r->vq, &len)))
-				cq->ops->complete(cq->priv, buf);
-		} while (!virtqueue_enable_cb(r->vq));
+		sqcq_drain_locked(cq, r);
 		spin_unlock_irqrestore(r->lock, flags);
 	}
-	kfree(cq->rings);
 	kfree(cq);
 }
 EXPORT_SYMBOL_GPL(virtio_sqcq_stop);
@@ -456,5 +703,5 @@ static void __exit virtio_sqcq_exit(void)
 
 module_init(virtio_sqcq_init);
 module_exit(virtio_sqcq_exit);
-MODULE_DESCRIPTION("virtio CQ poller for VIRTIO_F_SQCQ_POLL");
+MODULE_DESCRIPTION("virtio CQ pollers for VIRTIO_F_SQCQ_POLL");
 MODULE_LICENSE("GPL");

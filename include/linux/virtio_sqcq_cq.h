@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * virtio CQ poller (VIRTIO_F_SQCQ_POLL, driver side): a thread per device
- * that reaps the used rings of its interrupt-driven request queues while
- * completions keep coming, keeps their interrupts suppressed meanwhile, and
- * re-arms them (NEED_WAKEUP) before it sleeps.  Library in
- * drivers/virtio/virtio_sqcq.c; used by virtio_scsi.
+ * virtio CQ pollers (VIRTIO_F_SQCQ_POLL, driver side): a SCHED_IDLE thread
+ * per interrupt-driven request queue, on that queue's CPUs, that reaps its
+ * used ring while completions keep coming, keeps its interrupt suppressed
+ * only while it spins on CPU, and re-arms it (NEED_WAKEUP) before it gives
+ * the CPU away or sleeps.  Library in drivers/virtio/virtio_sqcq.c; used
+ * by virtio_scsi.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_CQ_H
 #define _LINUX_VIRTIO_SQCQ_CQ_H
@@ -12,9 +13,11 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
+struct cpumask;
 struct virtqueue;
 struct virtio_device;
 struct virtio_sqcq_cq;
+struct virtio_sqcq_poller;
 
 /**
  * struct virtio_sqcq_ring - one used ring reaped by the CQ poller
@@ -24,12 +27,13 @@ struct virtio_sqcq_cq;
  * @reaped: completions the poller reaped
  * @irqs: interrupts taken while the poller owned @vq
  * @irqs_inline: of those, interrupts whose completions the driver reaped
- *	itself because the policy predicted that spinning would not pay
+ *	without waking the poller: it was preempted, or the policy predicted
+ *	that spinning would not pay
  */
 struct virtio_sqcq_ring {
 	struct virtqueue *vq;
 	spinlock_t *lock;	/* the driver's, not ours: see @lock above */
-	struct virtio_sqcq_cq *poller;
+	struct virtio_sqcq_poller *poller;
 	u64 reaped;
 	u64 irqs;
 	u64 irqs_inline;
@@ -38,11 +42,14 @@ struct virtio_sqcq_ring {
 /**
  * struct virtio_sqcq_cq_ops - what the poller needs from the driver
  * @ring: the i-th ring to reap
+ * @cpus: set in @mask the CPUs whose submissions go to the i-th ring (its
+ *	poller runs only there)
  * @complete: complete one buffer from virtqueue_get_buf(); called with the
  *	ring's lock held, as the driver's own interrupt path does
  */
 struct virtio_sqcq_cq_ops {
 	struct virtio_sqcq_ring *(*ring)(void *priv, unsigned int i);
+	void (*cpus)(void *priv, unsigned int i, struct cpumask *mask);
 	void (*complete)(void *priv, void *buf);
 };
 

@@ -330,7 +330,8 @@ def parse_guest_pollers(text):
         st = parse_poller_stats(chunk)
         if not st:
             continue
-        total["pollers"] += 1
+        # (a device's file says how many pollers it has: one per queue)
+        total["pollers"] += st.pop("pollers", 1)
         for k, v in st.items():
             if k in ("pid", "budget_ns", "ema_ns"):
                 total[k] = v

@@ -285,6 +285,76 @@ def suspend_step():
         "echo \"suspend/resume ok; CQ poller pid $pid0 -> $pid1\"")}
 
 
+# The guest's CQ pollers: one debugfs file per request queue (q<hctx>).
+CQ_DIR = "/sys/kernel/debug/virtio-sqcq/virtio*"
+# Shell helpers for the CQ steps: a poller file's field, a CPU list in
+# canonical form ("0, 2-3" and "0,2-3" -> "0 2 3"), fio's I/O count.
+_CQ_SH = ("field() { awk -v k=$2 '$1 == k {print $2}' $1; }; "
+          "cpus() { echo \"$1\" | tr -d ' ' | tr ',' '\\n' | awk -F- '{e = $2 == \"\" ? $1 : $2; "
+          "for (c = $1; c <= e; c++) print c}' | sort -n | tr '\\n' ' '; }; "
+          "ios() { grep -m1 '\"total_ios\"' $1 | tr -dc 0-9; }; ")
+
+
+def _cq_fio(cpu, name, seconds):
+    return (f"fio --name={name} --filename={DISK} --direct=1 --rw=randread --bs=4k --iodepth=1 "
+            f"--ioengine=libaio --size=256M --time_based --runtime={seconds} --cpus_allowed={cpu} "
+            f"--output-format=json >$TMPDIR/{name}.json 2>$TMPDIR/{name}.err || "
+            f"{{ echo 'fio failed:'; cat $TMPDIR/{name}.err; exit 1; }}; ")
+
+
+def cq_per_queue_step(nq):
+    """Guest step: one CQ poller per request queue, SCHED_IDLE, allowed on
+    exactly the CPUs that blk-mq maps to its queue (/sys/block/sdX/mq/N)."""
+    return {"name": "cq-per-queue", "type": "sh", "timeout": 60, "cmd": _CQ_SH + (
+        f"d=$(echo {CQ_DIR}); [ -d \"$d\" ] || {{ echo 'no CQ pollers in debugfs'; exit 1; }}; "
+        f"mq=/sys/block/{os.path.basename(DISK)}/mq; n=$(ls -d $d/q* 2>/dev/null | wc -l); "
+        f"[ $n -eq {nq} ] && [ $(ls $mq | wc -l) -eq {nq} ] || "
+        f"{{ echo \"$n CQ pollers and $(ls $mq | wc -l) blk-mq queues, expected {nq} of each\"; exit 1; }}; "
+        "out=''; for f in $d/q*; do i=${f##*/q}; pid=$(field $f pid); "
+        "want=$(cpus \"$(cat $mq/$i/cpu_list)\"); has=$(cpus \"$(field $f cpus)\"); "
+        "allowed=$(cpus \"$(awk '$1 == \"Cpus_allowed_list:\" {print $2}' /proc/$pid/status)\"); "
+        "pol=$(cut -d')' -f2 /proc/$pid/stat | awk '{print $39}'); "
+        "[ \"$has\" = \"$want\" ] && [ \"$allowed\" = \"$want\" ] || { echo \"queue $i: blk-mq CPUs '$want', "
+        "poller $pid reports '$has' and may run on '$allowed'\"; exit 1; }; "
+        "[ \"$pol\" = 5 ] || { echo \"queue $i: poller $pid has scheduling policy $pol, not SCHED_IDLE (5)\"; exit 1; }; "
+        "out=\"$out q$i=pid$pid@cpus:$want\"; done; "
+        f"echo \"{nq} CQ pollers, SCHED_IDLE, each on its queue's CPUs:$out\"")}
+
+
+def cq_local_step(smp):
+    """Guest step: fio pinned to each vCPU in turn (randread QD1): the
+    poller of the queue that CPU maps to reaps a share of the completions,
+    every other queue's poller reaps none: completions happen where the
+    submitter waits."""
+    loop = (f"for c in $(seq 0 {smp - 1}); do "
+            "for f in $d/q*; do eval r0_${f##*/q}=$(field $f reaped); done; " + _cq_fio("$c", "cq-local-$c", 3) +
+            "n=$(ios $TMPDIR/cq-local-$c.json); line=\"cpu$c: $n I/Os;\"; "
+            "for f in $d/q*; do i=${f##*/q}; eval r0=\\$r0_$i; r=$(( $(field $f reaped) - r0 )); "
+            "line=\"$line q$i reaped $r\"; "
+            "if echo \" $(cpus \"$(cat $mq/$i/cpu_list)\")\" | grep -q \" $c \"; then "
+            "[ $((4 * r)) -ge $n ] && [ $n -gt 0 ] || { echo \"$line: the local queue's poller reaped under a quarter\"; exit 1; }; "
+            "else [ $r -eq 0 ] || { echo \"$line: a poller of another queue reaped\"; exit 1; }; fi; done; "
+            "echo \"$line\"; done")
+    return {"name": "cq-local", "type": "sh", "timeout": 30 + 20 * smp, "cmd": _CQ_SH + (
+        f"d=$(echo {CQ_DIR}); mq=/sys/block/{os.path.basename(DISK)}/mq; " + loop)}
+
+
+def cq_hog_step():
+    """Guest step: fio (randread QD1) pinned to CPU 0 beside a CPU hog pinned
+    there.  The SCHED_IDLE poller of CPU 0's queue then never runs, so the
+    completions must come by interrupt: at least one per four I/Os (a poller
+    that kept the interrupt off while preempted strands them instead)."""
+    return {"name": "cq-hog", "type": "sh", "timeout": 60, "cmd": _CQ_SH + (
+        f"st=$(echo {CQ_DIR}/stats); irqs() {{ field $st irqs; }}; "
+        "taskset -c 0 sh -c 'while :; do :; done' & hog=$!; sleep 0.5; i0=$(irqs); " +
+        _cq_fio(0, "cq-hog", 5).replace("|| {", "|| { kill $hog;", 1) +
+        "i1=$(irqs); kill $hog; n=$(ios $TMPDIR/cq-hog.json); "
+        "lat=$(grep -m1 -A4 '\"clat_ns\"' $TMPDIR/cq-hog.json | awk -F: '/\"max\"/ {print int($2 / 1000000)}'); "
+        "echo \"beside a CPU hog: $n I/Os in 5 s, clat max ${lat} ms, $((i1 - i0)) interrupts\"; "
+        "[ $n -gt 0 ] && [ $((4 * (i1 - i0))) -ge $n ] || "
+        "{ echo 'completions did not come by interrupt while the poller was kept off its CPU'; exit 1; }")}
+
+
 def _bg_fio(name, verify):
     """Guest command: fio on the scratch region (beyond what 'write' wrote),
     in the background; its exit code lands in $TMPDIR/NAME.rc (the role's scratch directory)."""
