@@ -20,7 +20,7 @@ run_plan --modes sqcq-poll --guest-params "$gp" --check-guest-bad-params \
 	--steps verify,cq-per-queue,cq-local,cq-hog,rw:randread:32,idle:1,rw:randread:1
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:bad-guest-params:rc'<'0.5 \
-	--expect sqcq-poll:randread-qd32-7:guest_poller.vq_reaped'>'1000 \
+	--expect sqcq-poll:randread-qd32-7:guest_poller.reaped_per_io'>'0.1 \
 	--expect sqcq-poll:idle-8:poller.wakeups'<'1 \
 	--expect sqcq-poll:idle-8:guest_poller.wakeups'<'1 \
 	--expect sqcq-poll:idle-8:guest_poller.cpu_pct'<'1 \

@@ -5,7 +5,7 @@
  * EOI and the halt/wakeup around it are most of a virtualised I/O's exits)
  * while completions keep coming.
  *
- * One poller per request queue (virtio-sqcq-<dev>/<queue>), allowed only on
+ * One poller per request queue (virtio-sqcq<index>/<queue>), allowed only on
  * the CPUs that blk-mq maps to that queue.  Its submitters run there, so it
  * completes their requests where they wait: the woken task needs no IPI and
  * the queue's managed interrupt affinity still holds.  The poller is
@@ -37,6 +37,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/isolation.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/virtio.h>
@@ -99,7 +100,7 @@ struct virtio_sqcq_poller {
 	struct task_struct *task;
 	unsigned int index;		/* request queue (blk-mq hctx) number */
 	cpumask_var_t cpus;		/* where the poller may run */
-	/* The split ring's used->idx, for the lock-free peek; NULL if packed. */
+	/* The (split) ring's used->idx, for the lock-free peek. */
 	const __virtio16 *used_idx;
 
 	/* Under the ring's lock, shared with the interrupt path. */
@@ -169,12 +170,15 @@ static void sqcq_sample(struct virtio_sqcq_poller *p, u64 now)
  */
 static bool sqcq_peek(struct virtio_sqcq_poller *p)
 {
-	if (p->must_reap || !p->used_idx)
+	if (p->must_reap)
 		return true;
 	return virtio16_to_cpu(p->cq->vdev, READ_ONCE(*p->used_idx)) != p->seen;
 }
 
-/* Complete what the ring holds and re-arm its interrupt; lock held. */
+/*
+ * Complete what the ring holds and re-arm its interrupt; lock held, bottom
+ * halves disabled (as in sqcq_reap()).
+ */
 static unsigned int sqcq_drain_locked(struct virtio_sqcq_cq *cq,
 				      struct virtio_sqcq_ring *r)
 {
@@ -208,8 +212,7 @@ static unsigned int sqcq_reap(struct virtio_sqcq_poller *p)
 	 */
 	local_bh_disable();
 	spin_lock_irqsave(r->lock, flags);
-	if (p->used_idx)
-		p->seen = virtio16_to_cpu(cq->vdev, READ_ONCE(*p->used_idx));
+	p->seen = virtio16_to_cpu(cq->vdev, READ_ONCE(*p->used_idx));
 	while (n < SQCQ_REAP_BATCH && (buf = virtqueue_get_buf(r->vq, &len))) {
 		cq->ops->complete(cq->priv, buf);
 		n++;
@@ -231,12 +234,13 @@ static void sqcq_suppress(struct virtio_sqcq_poller *p)
 	unsigned long flags;
 
 	spin_lock_irqsave(r->lock, flags);
-	p->state = SQCQ_SPINNING;
+	WRITE_ONCE(p->state, SQCQ_SPINNING);
+	/* Spinning now answers any wakeup still pending. */
+	clear_bit(SQCQ_WAKE_PENDING, &p->flags);
 	virtqueue_disable_cb(r->vq);
 	spin_unlock_irqrestore(r->lock, flags);
 	/* The driver may have reaped since the last peek. */
 	p->must_reap = true;
-	p->spin_deadline = 0;
 }
 
 /*
@@ -260,18 +264,23 @@ static bool sqcq_arm(struct virtio_sqcq_poller *p)
 	opaque = virtqueue_enable_cb_prepare(r->vq);
 	empty = !virtqueue_poll(r->vq, opaque);
 	if (empty)
-		p->state = SQCQ_ASLEEP;
+		WRITE_ONCE(p->state, SQCQ_ASLEEP);
 	else
 		virtqueue_disable_cb(r->vq);
 	spin_unlock_irqrestore(r->lock, flags);
 	p->must_reap = !empty;
+	/* Either way the window is over: the next one starts afresh. */
+	p->spin_deadline = 0;
 	return empty;
 }
 
 /*
- * Spin with preemption disabled, reaping.  Return: true when the spin
- * window ran out with the ring empty and armed, false when the CPU is
- * wanted or the thread must stop (the ring is still suppressed).
+ * Spin with preemption disabled, reaping.  need_resched() bounds it: any
+ * runnable task, the scheduler tick and RCU (a grace period held up asks
+ * for a reschedule) end it; so does the spin window running out with no
+ * work.  Return: true when the window ran out with the ring empty and
+ * armed, false when the CPU is wanted or the thread must stop (the ring is
+ * still suppressed).
  */
 static bool sqcq_spin(struct virtio_sqcq_poller *p)
 {
@@ -286,11 +295,11 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 			p->empty_since = 0;
 			p->spin_deadline = 0;
 		}
+		now = local_clock();
 		if (kthread_should_stop() || need_resched())
 			break;
 		if (n)
 			continue;
-		now = local_clock();
 		if (!p->spin_deadline) {
 			if (!p->empty_since)
 				p->empty_since = now;
@@ -301,7 +310,6 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 			armed = sqcq_arm(p);
 			if (armed)
 				break;
-			p->spin_deadline = 0;
 			continue;
 		}
 		WRITE_ONCE(p->empty_polls, p->empty_polls + 1);
@@ -314,7 +322,8 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 /*
  * Give the CPU away: re-arm the interrupt with the ring empty first, so
  * that the driver reaps while the poller is off CPU.  Time off CPU is not
- * a gap between completions.  Ends the preemption-disabled section.
+ * a gap between completions, and the spin window starts again.  Ends the
+ * preemption-disabled section.
  */
 static void sqcq_yield(struct virtio_sqcq_poller *p)
 {
@@ -322,16 +331,31 @@ static void sqcq_yield(struct virtio_sqcq_poller *p)
 	unsigned long flags;
 	unsigned int n;
 
+	local_bh_disable();
 	spin_lock_irqsave(r->lock, flags);
-	p->state = SQCQ_YIELDED;
+	WRITE_ONCE(p->state, SQCQ_YIELDED);
 	n = sqcq_drain_locked(p->cq, r);
 	spin_unlock_irqrestore(r->lock, flags);
+	local_bh_enable();
 	p->empty_since = 0;
+	p->spin_deadline = 0;
 	if (n)
 		WRITE_ONCE(r->reaped, r->reaped + n);
 	WRITE_ONCE(p->yields, p->yields + 1);
 	preempt_enable();
 	cond_resched();
+}
+
+/*
+ * Back onto the queue's CPUs: when they all went offline the scheduler
+ * moved the poller elsewhere and widened its mask; they may be back.
+ */
+static void sqcq_place(struct virtio_sqcq_poller *p)
+{
+	if (likely(cpumask_equal(current->cpus_ptr, p->cpus)))
+		return;
+	if (cpumask_intersects(p->cpus, cpu_online_mask))
+		set_cpus_allowed_ptr(current, p->cpus);
 }
 
 static void sqcq_sleep(struct virtio_sqcq_poller *p)
@@ -353,6 +377,7 @@ static void sqcq_sleep(struct virtio_sqcq_poller *p)
 	schedule();
 	clear_bit(SQCQ_WAKE_PENDING, &p->flags);
 	WRITE_ONCE(p->wakeups, p->wakeups + 1);
+	sqcq_place(p);
 }
 
 static int sqcq_thread(void *data)
@@ -473,13 +498,19 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_poller *p = m->private;
 	struct sqcq_counts c = {};
+	struct sqcq_policy policy;
+	enum sqcq_state state;
+	unsigned long flags;
 
+	/* (exact while the poller sleeps; while it spins, a moving value) */
+	spin_lock_irqsave(p->ring->lock, flags);
+	state = p->state;
+	policy = p->policy;
+	spin_unlock_irqrestore(p->ring->lock, flags);
 	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
 		   task_pid_nr(p->task), p->ring->vq->index,
-		   cpumask_pr_args(p->cpus),
-		   sqcq_state_names[READ_ONCE(p->state)]);
-	seq_printf(m, "budget_ns %u\nema_ns %llu\n",
-		   READ_ONCE(p->policy.budget_ns), READ_ONCE(p->policy.ema_ns));
+		   cpumask_pr_args(p->cpus), sqcq_state_names[state]);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\n", policy.budget_ns, policy.ema_ns);
 	sqcq_counts_add(&c, p);
 	sqcq_counts_show(m, &c);
 	return 0;
@@ -529,16 +560,15 @@ static void sqcq_debugfs_add(struct virtio_sqcq_cq *cq)
 
 /*
  * Stop the first @n pollers.  A SCHED_IDLE thread behind a busy task may
- * wait long for its CPU: make them all normal first, so that each runs to
- * its exit at once.
+ * wait long for its CPU: each is made normal first, so that it runs to its
+ * exit at once.
  */
 static void sqcq_destroy(struct virtio_sqcq_cq *cq, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		sched_set_normal(cq->pollers[i].task, 0);
 	for (i = 0; i < n; i++) {
+		sched_set_normal(cq->pollers[i].task, 0);
 		kthread_stop(cq->pollers[i].task);
 		free_cpumask_var(cq->pollers[i].cpus);
 	}
@@ -559,22 +589,30 @@ static int sqcq_create(struct virtio_sqcq_cq *cq, unsigned int i)
 	p->ring = cq->ops->ring(cq->priv, i);
 	p->state = SQCQ_ASLEEP;
 	sqcq_policy_init(&p->policy, &cq->params);
-	if (!virtio_has_feature(cq->vdev, VIRTIO_F_RING_PACKED))
-		p->used_idx = &virtqueue_get_vring(p->ring->vq)->used->idx;
+	p->used_idx = &virtqueue_get_vring(p->ring->vq)->used->idx;
 	if (!zalloc_cpumask_var(&p->cpus, GFP_KERNEL))
 		return -ENOMEM;
 	cq->ops->cpus(cq->priv, i, p->cpus);
-	/* No CPU of the queue online (yet): anywhere, rather than nowhere. */
-	if (!cpumask_intersects(p->cpus, cpu_online_mask))
+	/* Not on CPUs isolated from kernel threads, unless the queue has no other. */
+	if (cpumask_intersects(p->cpus, housekeeping_cpumask(HK_TYPE_KTHREAD)))
+		cpumask_and(p->cpus, p->cpus, housekeeping_cpumask(HK_TYPE_KTHREAD));
+	if (cpumask_empty(p->cpus))
 		cpumask_copy(p->cpus, cpu_possible_mask);
 
-	p->task = kthread_create(sqcq_thread, p, "virtio-sqcq-%s/%u",
-				 dev_name(&cq->vdev->dev), i);
+	/* (virtio-sqcq<device index>/<queue>: fits the 15 characters of comm) */
+	p->task = kthread_create(sqcq_thread, p, "virtio-sqcq%d/%u",
+				 cq->vdev->index, i);
 	if (IS_ERR(p->task)) {
 		err = PTR_ERR(p->task);
 		goto fail;
 	}
+	/*
+	 * No CPU of the queue online (now): anywhere for the time being;
+	 * sqcq_place() moves it back once one is.
+	 */
 	err = set_cpus_allowed_ptr(p->task, p->cpus);
+	if (err == -EINVAL)
+		err = set_cpus_allowed_ptr(p->task, cpu_possible_mask);
 	if (!err)
 		err = sched_setattr_nocheck(p->task, &attr);
 	if (err) {
@@ -615,6 +653,11 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 		dev_info_once(&vdev->dev, "PREEMPT_RT: no CQ pollers, completions use interrupts\n");
 		return NULL;
 	}
+	/* The lock-free peek reads a split ring's used->idx. */
+	if (virtio_has_feature(vdev, VIRTIO_F_RING_PACKED)) {
+		dev_info_once(&vdev->dev, "packed rings: no CQ pollers, completions use interrupts\n");
+		return NULL;
+	}
 	cq = kzalloc(struct_size(cq, pollers, nrings), GFP_KERNEL);
 	if (!cq)
 		goto fail;
@@ -637,7 +680,7 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 	for (i = 0; i < nrings; i++) {
 		r = cq->pollers[i].ring;
 		spin_lock_irqsave(r->lock, flags);
-		r->poller = &cq->pollers[i];
+		WRITE_ONCE(r->poller, &cq->pollers[i]);
 		spin_unlock_irqrestore(r->lock, flags);
 	}
 	sqcq_debugfs_add(cq);
@@ -679,9 +722,11 @@ void virtio_sqcq_stop(struct virtio_sqcq_cq *cq)
 	sqcq_destroy(cq, cq->npollers);
 	for (i = 0; i < cq->npollers; i++) {
 		r = cq->pollers[i].ring;
+		local_bh_disable();
 		spin_lock_irqsave(r->lock, flags);
 		sqcq_drain_locked(cq, r);
 		spin_unlock_irqrestore(r->lock, flags);
+		local_bh_enable();
 	}
 	kfree(cq);
 }

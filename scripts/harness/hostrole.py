@@ -463,6 +463,9 @@ def run_fio(g, gdir, step, counter_src):
         return res
     res.update(fr)
     ios, errs = fr["ios"], fr["fio_job_errors"]
+    if ios and res["guest_poller"].get("pollers"):
+        # (the share of the completions the CQ pollers reaped)
+        res["guest_poller"]["reaped_per_io"] = round(res["guest_poller"].get("vq_reaped", 0) / ios, 3)
     if measure:
         irqs = counters.diff(counters.parse_interrupts(irq1), counters.parse_interrupts(irq0))
         res["counters"] = {"kvm": kvm, "guest_irqs": {k: v for k, v in irqs.items() if v}}

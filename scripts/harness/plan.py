@@ -327,8 +327,9 @@ def cq_local_step(smp):
     every other queue's poller reaps none: completions happen where the
     submitter waits."""
     loop = (f"for c in $(seq 0 {smp - 1}); do "
-            "for f in $d/q*; do eval r0_${f##*/q}=$(field $f reaped); done; " + _cq_fio("$c", "cq-local-$c", 3) +
-            "n=$(ios $TMPDIR/cq-local-$c.json); line=\"cpu$c: $n I/Os;\"; "
+            "for f in $d/q*; do eval r0_${f##*/q}=$(field $f reaped); done; i0=$(field $d/stats irqs); " +
+            _cq_fio("$c", "cq-local-$c", 3) +
+            "n=$(ios $TMPDIR/cq-local-$c.json); line=\"cpu$c: $n I/Os, $(( $(field $d/stats irqs) - i0 )) interrupts;\"; "
             "for f in $d/q*; do i=${f##*/q}; eval r0=\\$r0_$i; r=$(( $(field $f reaped) - r0 )); "
             "line=\"$line q$i reaped $r\"; "
             "if echo \" $(cpus \"$(cat $mq/$i/cpu_list)\")\" | grep -q \" $c \"; then "
