@@ -98,7 +98,6 @@ struct virtio_sqcq_poller {
 	struct virtio_sqcq_cq *cq;
 	struct virtio_sqcq_ring *ring;
 	struct task_struct *task;
-	unsigned int index;		/* request queue (blk-mq hctx) number */
 	cpumask_var_t cpus;		/* where the poller may run */
 	/* The (split) ring's used->idx, for the lock-free peek. */
 	const __virtio16 *used_idx;
@@ -290,12 +289,12 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 
 	for (;;) {
 		n = sqcq_peek(p) ? sqcq_reap(p) : 0;
+		now = local_clock();
 		if (n) {
-			sqcq_sample(p, local_clock());
+			sqcq_sample(p, now);
 			p->empty_since = 0;
 			p->spin_deadline = 0;
 		}
-		now = local_clock();
 		if (kthread_should_stop() || need_resched())
 			break;
 		if (n)
@@ -585,7 +584,6 @@ static int sqcq_create(struct virtio_sqcq_cq *cq, unsigned int i)
 	int err;
 
 	p->cq = cq;
-	p->index = i;
 	p->ring = cq->ops->ring(cq->priv, i);
 	p->state = SQCQ_ASLEEP;
 	sqcq_policy_init(&p->policy, &cq->params);
