@@ -104,14 +104,20 @@ class T(unittest.TestCase):
 
 class Pollers(unittest.TestCase):
     HOST = "owner_pid 200\npid 210\nstate asleep\nbudget_ns 4000\nema_ns 90000\n" \
-           "sleeps 7\nwakeups 7\nvq2 work 100 kicks 8 inline_kicks 1\nvq3 work 50 kicks 2 inline_kicks 0\n"
+           "sleeps 7\nwakeups 7\ncaught 30\nvq2 work 100 kicks 8 inline_kicks 1 caught 20 worker 5\n" \
+           "policy vq2 budget_ns 4000 ema_ns 1000\nvq3 work 50 kicks 2 inline_kicks 0 caught 10 worker 5\n" \
+           "policy vq3 budget_ns 0 ema_ns 2000\n"
 
     def test_host_stats(self):
         st = C.parse_poller_stats(self.HOST)
         self.assertEqual(st["vq_work"], 150)
         self.assertEqual(st["vq_kicks"], 10)
         self.assertEqual(st["sleeps"], 7)
+        self.assertEqual((st["caught"], st["vq_caught"]), (30, 30))
         self.assertNotIn("state", st)
+        # the per-vq policy lines are values, not counters: never summed
+        self.assertNotIn("vq_budget_ns", st)
+        self.assertEqual(st["budget_ns"], 4000)
 
     def test_guest_stats_and_cpu(self):
         # Two devices: one with a poller per queue (its file says how many),

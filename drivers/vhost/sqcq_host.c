@@ -42,6 +42,7 @@
 #include <linux/sched.h>
 #include <linux/sched/isolation.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -316,8 +317,14 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		/* A stop re-reads sv->on at the next run: no barrier here. */
 		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on))
 			return SQCQ_YIELD;
-		if (need_resched() || signal_pending(current)) {
-			/* Someone else wants this CPU: let them run. */
+		/*
+		 * Someone else wants this CPU: let them run.  As KVM's halt
+		 * polling, spin only while nothing else is runnable here;
+		 * need_resched() alone can leave a woken vCPU waiting for
+		 * the rest of our slice.
+		 */
+		if (need_resched() || !single_task_running() ||
+		    signal_pending(current)) {
 			sqcq_policy_contended(&sv->policy, &sv->params);
 			WRITE_ONCE(sv->contended, sv->contended + 1);
 			return SQCQ_SPENT;
@@ -404,6 +411,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		switch (sqcq_spin(sd, sv, vq, now)) {
 		case SQCQ_FOUND:
+			WRITE_ONCE(sv->caught, sv->caught + 1);
 			continue;
 		case SQCQ_YIELD:
 			sqcq_yield(sv, vq);
@@ -522,7 +530,7 @@ bool vhost_sqcq_handle_kick(struct vhost_sqcq_dev *sd,
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[7] = {}, ema = 0;
+	u64 sum[8] = {}, ema = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -537,6 +545,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[4] += READ_ONCE(sv->busy_ns);
 		sum[5] += READ_ONCE(sv->idle_ns);
 		sum[6] += READ_ONCE(sv->yields);
+		sum[7] += READ_ONCE(sv->caught);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		if (READ_ONCE(sv->policy.budget_ns) >= budget) {
 			budget = READ_ONCE(sv->policy.budget_ns);
@@ -548,16 +557,20 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\n",
-		   sum[3], sum[4], sum[5], sum[6]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\n",
+		   sum[3], sum[4], sum[5], sum[6], sum[7]);
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;
 		sv = sd->ops->vq_state(sd->dev->vqs[i]);
-		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu yields %llu worker %d\n",
+		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu yields %llu caught %llu worker %d\n",
 			   i, READ_ONCE(sv->work), READ_ONCE(sv->kicks),
 			   READ_ONCE(sv->inline_kicks), READ_ONCE(sv->yields),
-			   READ_ONCE(sv->worker_pid));
+			   READ_ONCE(sv->caught), READ_ONCE(sv->worker_pid));
+		/* Not a counter: readers that sum vq lines skip it. */
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu\n", i,
+			   READ_ONCE(sv->policy.budget_ns),
+			   READ_ONCE(sv->policy.ema_ns));
 	}
 	return 0;
 }

@@ -46,7 +46,9 @@ struct vhost_virtqueue;
  * @sleeps: spins that ended with NEED_WAKEUP
  * @empty_polls: emptiness peeks that found nothing
  * @yields: runs that stopped for other work on the worker and requeued
- * @contended: spins ended because the CPU was wanted
+ * @contended: spins ended because another task was runnable on the CPU
+ * @caught: spin windows that found a request (the share of windows that
+ *	paid: caught / (caught + sleeps + contended))
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
  * @idle_ns: time from NEED_WAKEUP to the next kick, summed
  */
@@ -62,6 +64,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
+	u64 caught;
 	u64 busy_ns, idle_ns;
 };
 

@@ -38,6 +38,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/isolation.h>
+#include <linux/sched/stat.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/virtio.h>
@@ -120,6 +121,7 @@ struct virtio_sqcq_poller {
 
 	/* Counters (one writer each). */
 	u64 polls, empty_polls, sleeps, wakeups, wakeups_by_irq, yields;
+	u64 caught;			/* spin windows that found a completion */
 	u64 spin_ns;
 };
 
@@ -291,11 +293,19 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 		n = sqcq_peek(p) ? sqcq_reap(p) : 0;
 		now = local_clock();
 		if (n) {
+			if (p->spin_deadline)
+				WRITE_ONCE(p->caught, p->caught + 1);
 			sqcq_sample(p, now);
 			p->empty_since = 0;
 			p->spin_deadline = 0;
 		}
-		if (kthread_should_stop() || need_resched())
+		/*
+		 * SCHED_IDLE makes any other task preempt us at once; the
+		 * single-task rule (KVM's halt polling) also leaves the CPU to
+		 * another SCHED_IDLE task.
+		 */
+		if (kthread_should_stop() || need_resched() ||
+		    !single_task_running())
 			break;
 		if (n)
 			continue;
@@ -464,7 +474,7 @@ static const char * const sqcq_state_names[] = {
 
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
-	u64 sleeps, wakeups, wakeups_by_irq, yields, spin_ns;
+	u64 sleeps, wakeups, wakeups_by_irq, yields, caught, spin_ns;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -479,6 +489,7 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->wakeups += READ_ONCE(p->wakeups);
 	c->wakeups_by_irq += READ_ONCE(p->wakeups_by_irq);
 	c->yields += READ_ONCE(p->yields);
+	c->caught += READ_ONCE(p->caught);
 	c->spin_ns += READ_ONCE(p->spin_ns);
 }
 
@@ -488,8 +499,8 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->reaped, c->irqs, c->irqs_inline);
 	seq_printf(m, "polls %llu\nempty_polls %llu\nsleeps %llu\n",
 		   c->polls, c->empty_polls, c->sleeps);
-	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\nyields %llu\nspin_ns %llu\n",
-		   c->wakeups, c->wakeups_by_irq, c->yields, c->spin_ns);
+	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\nyields %llu\ncaught %llu\nspin_ns %llu\n",
+		   c->wakeups, c->wakeups_by_irq, c->yields, c->caught, c->spin_ns);
 }
 
 /* One poller: where it may run, its state, policy and counters. */
@@ -524,20 +535,37 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
+	u32 budget = 0, b;
+	u64 ema = 0;
 	unsigned int i;
 
 	seq_printf(m, "pollers %u\n", cq->npollers);
-	for (i = 0; i < cq->npollers; i++)
+	for (i = 0; i < cq->npollers; i++) {
 		sqcq_counts_add(&c, &cq->pollers[i]);
+		/* (racy while it spins: a moving value) */
+		b = READ_ONCE(cq->pollers[i].policy.budget_ns);
+		if (b >= budget) {
+			budget = b;
+			ema = READ_ONCE(cq->pollers[i].policy.ema_ns);
+		}
+	}
+	/* The largest budget of the device's pollers, and its gap EMA. */
+	seq_printf(m, "budget_ns %u\nema_ns %llu\n", budget, ema);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));
 	for (i = 0; i < cq->npollers; i++) {
-		struct virtio_sqcq_ring *r = cq->pollers[i].ring;
+		struct virtio_sqcq_poller *p = &cq->pollers[i];
+		struct virtio_sqcq_ring *r = p->ring;
 
-		seq_printf(m, "vq%u reaped %llu irqs %llu irqs_inline %llu\n",
+		seq_printf(m, "vq%u reaped %llu irqs %llu irqs_inline %llu caught %llu\n",
 			   r->vq->index, READ_ONCE(r->reaped),
-			   READ_ONCE(r->irqs), READ_ONCE(r->irqs_inline));
+			   READ_ONCE(r->irqs), READ_ONCE(r->irqs_inline),
+			   READ_ONCE(p->caught));
+		/* Not a counter: readers that sum vq lines skip it. */
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu\n",
+			   r->vq->index, READ_ONCE(p->policy.budget_ns),
+			   READ_ONCE(p->policy.ema_ns));
 	}
 	return 0;
 }

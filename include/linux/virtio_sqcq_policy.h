@@ -17,6 +17,13 @@
  * the budget drops to spin_min: the poller then sleeps almost at once and
  * the device behaves as without polling.  Like KVM's halt polling, the
  * budget moves gradually: at most doubling or halving per sample.
+ *
+ * A gap longer than spin_max is learnt as 2 x spin_max: it says "a spin
+ * would not have caught this one", which is all the policy needs to know,
+ * and one long idle between bursts does not hold the EMA above the ceiling
+ * for the next burst's first few dozen requests.  Contention (another task
+ * runnable on the poller's CPU) collapses the budget to the floor at once:
+ * a poller never competes for its CPU, it regrows from short gaps.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -149,6 +156,9 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c,
 				      u64 gap_ns)
 {
+	/* Too long to catch: how much longer does not matter. */
+	if (gap_ns > c->spin_max_ns)
+		gap_ns = (u64)c->spin_max_ns * 2;
 	if (gap_ns > SQCQ_GAP_CAP_NS)
 		gap_ns = SQCQ_GAP_CAP_NS;
 	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
@@ -160,12 +170,15 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
  * @p: policy state
  * @c: parameters
  *
- * Spinning took CPU from someone (a vCPU, the backend): halve the budget.
+ * Another task was runnable on the poller's CPU (a vCPU, the backend):
+ * spinning would take CPU from it.  The budget drops to the floor at once,
+ * so on an oversubscribed CPU the device falls back to notifications; it
+ * regrows, doubling per short gap, once the CPU is free again.
  */
 static inline void sqcq_policy_contended(struct sqcq_policy *p,
 					 const struct sqcq_policy_params *c)
 {
-	sqcq_policy_move(p, c, c->spin_min_ns);
+	p->budget_ns = c->spin_min_ns;
 }
 
 /**

@@ -23,7 +23,11 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("poller_cpu", "host SQ poll CPU % (vhost workers)", "{:.0f}"),
            ("sq_wakeups", "SQ poller wakeups/IO", "{:.3f}"), ("sq_sleeps", "SQ poller sleeps/IO", "{:.3f}"),
            ("guest_poller_cpu", "guest CQ poller CPU %", "{:.0f}"),
-           ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}")]
+           ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}"),
+           ("sq_budget_us", "SQ spin budget at the end, us", "{:,.0f}"),
+           ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
+           ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
+           ("cq_caught", "CQ spin windows that caught work", "{:.2f}")]
 
 
 def value(st, field):
@@ -36,6 +40,16 @@ def value(st, field):
     if field in ("poller_cpu", "guest_poller_cpu"):
         p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
+    if field in ("sq_budget_us", "cq_budget_us", "sq_caught", "cq_caught"):
+        # The budget a cell ended with (the largest of its vqs), and the
+        # share of spin windows that found work before the poller slept.
+        p = st.get("poller" if field[0] == "s" else "guest_poller", {})
+        if not p.get("pollers"):
+            return None
+        if field.endswith("budget_us"):
+            return p["budget_ns"] / 1000.0 if "budget_ns" in p else None
+        windows = p.get("caught", 0) + p.get("sleeps", 0)
+        return p.get("caught", 0) / windows if "caught" in p and windows else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         ios = st.get("ios")
@@ -232,7 +246,9 @@ def result_cells(summary, modes, tests, backstore, ref=REF):
                 for k, f in (("kicks_per_io", "kicks"), ("irqs_per_io", "guest_irqs"),
                              ("exits_per_io", "exits"), ("injections_per_io", "irq_injections"),
                              ("p99_us", "p99_us"), ("sq_cpu_pct", "poller_cpu"),
-                             ("cq_cpu_pct", "guest_poller_cpu")):
+                             ("cq_cpu_pct", "guest_poller_cpu"), ("sq_budget_us", "sq_budget_us"),
+                             ("cq_budget_us", "cq_budget_us"), ("sq_caught", "sq_caught"),
+                             ("cq_caught", "cq_caught")):
                     v = s["fig"][f]
                     c[k] = round(v[0], 4) if v else None
                 c["vs_host"] = round(s["vs_host"], 4) if s["vs_host"] else None
