@@ -46,6 +46,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/tick.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -67,21 +69,33 @@ module_param(sqcq_steer, bool, 0644);
 MODULE_PARM_DESC(sqcq_steer,
 		 "Run LIO completions of polled commands on a free CPU (default Y)");
 
-static unsigned int sqcq_spin_max_us = 200;
+static unsigned int sqcq_spin_max_us = SQCQ_SPIN_MAX_AUTO;
 
+/* "auto" (the default), or a fixed ceiling 0-1000000 */
 static int sqcq_spin_max_set(const char *val, const struct kernel_param *kp)
 {
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(*(unsigned int *)kp->arg, SQCQ_SPIN_MAX_AUTO);
+		return 0;
+	}
 	return param_set_uint_minmax(val, kp, 0, SQCQ_SPIN_MAX_US_LIMIT);
+}
+
+static int sqcq_spin_max_get(char *buf, const struct kernel_param *kp)
+{
+	if (READ_ONCE(*(unsigned int *)kp->arg) == SQCQ_SPIN_MAX_AUTO)
+		return sysfs_emit(buf, "auto\n");
+	return param_get_uint(buf, kp);
 }
 
 static const struct kernel_param_ops sqcq_spin_max_ops = {
 	.set = sqcq_spin_max_set,
-	.get = param_get_uint,
+	.get = sqcq_spin_max_get,
 };
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us; longer predicted gaps are not spun for (0-1000000, default 200)");
+		 "Spin budget ceiling in us: auto (default: what a sleep costs, measured from each kick to its service) or a fixed 0-1000000, which overrides the measurement");
 
 /*
  * Debugfs only, for tests and experiments (vhost-sqcq/spin_min_us,
@@ -224,6 +238,45 @@ static bool sqcq_worker_wanted(struct vhost_sqcq_dev *sd,
 	       rcu_access_pointer(vq->worker) != sv->worker;
 }
 
+/*
+ * What a sleep costs: from the guest's kick to its service on the worker
+ * (the wakeup of a worker that may be idle on another CPU, its scheduling,
+ * work queued before ours).  The kick's time is taken in vhost's own
+ * wakeup of the kick eventfd, vhost_poll_wakeup(), wrapped at open
+ * (upstream this is one store in that function).  The waker is the
+ * eventfd's signaller, on any CPU: hence a global clock.
+ */
+static wait_queue_func_t sqcq_vhost_poll_wakeup;
+static const struct vhost_sqcq_ops *sqcq_kick_ops;
+
+static int sqcq_kick_wakeup(struct wait_queue_entry *wait, unsigned int mode,
+			    int sync, void *key)
+{
+	struct vhost_poll *poll = container_of(wait, struct vhost_poll, wait);
+
+	if (key_to_poll(key) & poll->mask)
+		WRITE_ONCE(sqcq_kick_ops->vq_state(poll->vq)->kick_ns,
+			   ktime_get_mono_fast_ns());
+	return sqcq_vhost_poll_wakeup(wait, mode, sync, key);
+}
+
+/* At open, before any kick file is set: time the request vqs' kicks. */
+static void sqcq_time_kicks(struct vhost_sqcq_dev *sd)
+{
+	struct vhost_virtqueue *vq;
+	unsigned int i;
+
+	sqcq_kick_ops = sd->ops;
+	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
+		vq = sd->dev->vqs[i];
+		/* Every vq's is vhost_poll_wakeup(): the same each open. */
+		if (!sqcq_vhost_poll_wakeup)
+			sqcq_vhost_poll_wakeup = vq->poll.wait.func;
+		if (vq->poll.wait.func == sqcq_vhost_poll_wakeup)
+			vq->poll.wait.func = sqcq_kick_wakeup;
+	}
+}
+
 /* No history: the policy starts again from the current parameters. */
 static void sqcq_forget(struct vhost_sqcq_vq *sv)
 {
@@ -246,7 +299,8 @@ static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
 	if (!sqcq_policy_spins(&sv->policy, &sv->params))
 		return 0;
 	/* The ceiling also caps a budget learnt under a higher one. */
-	return min3((u64)sv->policy.budget_ns, (u64)sv->params.spin_max_ns,
+	return min3((u64)sv->policy.budget_ns,
+		    (u64)sqcq_policy_ceiling(&sv->policy, &sv->params),
 		    (u64)READ_ONCE(sqcq_idle_timeout_us) * NSEC_PER_USEC);
 }
 
@@ -341,7 +395,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		      struct vhost_virtqueue *vq)
 {
 	unsigned int batches = 0;
-	u64 now, budget;
+	u64 now, budget, kick;
 	int n;
 
 	if (!sv->requeued)
@@ -355,7 +409,13 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	if (sv->asleep) {
 		sv->asleep = false;
 		WRITE_ONCE(sv->wakeups, sv->wakeups + 1);
-		sqcq_transition(sv, ktime_get_mono_fast_ns(), &sv->idle_ns);
+		now = ktime_get_mono_fast_ns();
+		/* The kick that woke us, if it came after we slept. */
+		kick = READ_ONCE(sv->kick_ns);
+		if (kick > sv->t_transition && kick <= now)
+			sqcq_policy_cost(&sv->policy, &sv->params,
+					 now - kick);
+		sqcq_transition(sv, now, &sv->idle_ns);
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
 
@@ -531,6 +591,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
 	u64 sum[8] = {}, ema = 0;
+	u32 cost = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -550,10 +611,11 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		if (READ_ONCE(sv->policy.budget_ns) >= budget) {
 			budget = READ_ONCE(sv->policy.budget_ns);
 			ema = READ_ONCE(sv->policy.ema_ns);
+			cost = READ_ONCE(sv->policy.cost_ns);
 		}
 	}
-	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\n",
-		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema);
+	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\n",
+		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema, cost);
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
@@ -568,9 +630,10 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			   READ_ONCE(sv->inline_kicks), READ_ONCE(sv->yields),
 			   READ_ONCE(sv->caught), READ_ONCE(sv->worker_pid));
 		/* Not a counter: readers that sum vq lines skip it. */
-		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu\n", i,
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u\n", i,
 			   READ_ONCE(sv->policy.budget_ns),
-			   READ_ONCE(sv->policy.ema_ns));
+			   READ_ONCE(sv->policy.ema_ns),
+			   READ_ONCE(sv->policy.cost_ns));
 	}
 	return 0;
 }
@@ -607,6 +670,8 @@ void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
 		sv->busy_cpu = -1;
 		sqcq_forget(sv);
 	}
+	if (sd->features)
+		sqcq_time_kicks(sd);
 }
 
 /**

@@ -47,6 +47,8 @@ struct vhost_virtqueue;
  * @empty_polls: emptiness peeks that found nothing
  * @yields: runs that stopped for other work on the worker and requeued
  * @contended: spins ended because another task was runnable on the CPU
+ * @kick_ns: when the guest last kicked (ktime_get_mono_fast_ns(); written
+ *	by the kick's waker, on any CPU, and read by the run)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps + contended))
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
@@ -65,6 +67,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
 	u64 caught;
+	u64 kick_ns;
 	u64 busy_ns, idle_ns;
 };
 

@@ -18,7 +18,10 @@
  * the device behaves as without polling.  Like KVM's halt polling, the
  * budget moves gradually: at most doubling or halving per sample.
  *
- * A gap longer than spin_max is learnt as 2 x spin_max: it says "a spin
+ * The ceiling is configured, or measured (sqcq_policy_ceiling()): what a
+ * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).
+ *
+ * A gap longer than the ceiling is learnt as 2 x the ceiling: it says "a spin
  * would not have caught this one", which is all the policy needs to know,
  * and one long idle between bursts does not hold the EMA above the ceiling
  * for the next burst's first few dozen requests.  Contention (another task
@@ -45,14 +48,16 @@ typedef __u32 u32;
 
 struct sqcq_policy_params {
 	u32 spin_min_ns;	/* budget floor */
-	u32 spin_max_ns;	/* budget ceiling; longer predicted gaps: no spin */
+	u32 spin_max_ns;	/* budget ceiling, or its hard cap if measured */
 	u32 weight_shift;	/* newest sample weighs 1/2^weight_shift */
 	u32 mult;		/* budget target = mult x EMA of the gap */
+	bool measured;		/* ceiling = measured cost of a sleep */
 };
 
 struct sqcq_policy {
 	u64 ema_ns;		/* EMA of the gap, <= SQCQ_GAP_CAP_NS */
 	u32 budget_ns;		/* current spin budget */
+	u32 cost_ns;		/* EMA of what a sleep cost (0: not measured) */
 };
 
 /*
@@ -65,16 +70,23 @@ struct sqcq_policy {
 #define SQCQ_IDLE_TIMEOUT_NS	1000000U
 /* The largest ceiling a module parameter accepts, in us (1 s). */
 #define SQCQ_SPIN_MAX_US_LIMIT	1000000U
+/* sqcq_spin_max_us=auto: the ceiling is measured (sqcq_policy_cost()). */
+#define SQCQ_SPIN_MAX_AUTO	0xffffffffU
+/* The newest cost sample weighs 1/4 (QEMU's AioContext polling EMA). */
+#define SQCQ_COST_SHIFT		2
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
  * @c: the parameters to fill
  * @min_us: budget floor in us; above @max_us it is taken as @max_us
- * @max_us: budget ceiling in us, at most SQCQ_SPIN_MAX_US_LIMIT
+ * @max_us: budget ceiling in us, at most SQCQ_SPIN_MAX_US_LIMIT; or
+ *	SQCQ_SPIN_MAX_AUTO: the ceiling is what a sleep costs, as measured
+ *	(capped at SQCQ_SPIN_MAX_US_LIMIT)
  */
 static inline void sqcq_params_set(struct sqcq_policy_params *c,
 				   u32 min_us, u32 max_us)
 {
+	c->measured = max_us == SQCQ_SPIN_MAX_AUTO;
 	if (max_us > SQCQ_SPIN_MAX_US_LIMIT)
 		max_us = SQCQ_SPIN_MAX_US_LIMIT;
 	if (min_us > max_us)
@@ -98,6 +110,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 {
 	p->ema_ns = c->spin_max_ns;
 	p->budget_ns = c->spin_min_ns;
+	p->cost_ns = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -108,19 +121,38 @@ static inline u64 sqcq_ema_step(u64 ema, u64 sample, u32 shift)
 	return ema - ((ema - sample) >> shift);
 }
 
+/**
+ * sqcq_policy_ceiling - the longest spin window
+ * @p: policy state
+ * @c: parameters
+ *
+ * Ski rental: spinning for as long as a sleep costs, then sleeping, is
+ * never worse than twice the best offline choice.  So with a measured
+ * ceiling a spin lasts at most what a sleep was measured to cost here (no
+ * spinning before the first measurement); otherwise the configured one.
+ */
+static inline u32 sqcq_policy_ceiling(const struct sqcq_policy *p,
+				      const struct sqcq_policy_params *c)
+{
+	if (c->measured && p->cost_ns < c->spin_max_ns)
+		return p->cost_ns;
+	return c->spin_max_ns;
+}
+
 /* Where the budget is heading for the current EMA. */
 static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 				     const struct sqcq_policy_params *c)
 {
+	u32 max = sqcq_policy_ceiling(p, c);
 	u64 t;
 
-	if (p->ema_ns > c->spin_max_ns)
+	if (p->ema_ns > max)
 		return c->spin_min_ns;	/* spinning does not pay */
 	t = p->ema_ns * c->mult;	/* <= 2^32 * 16: no overflow */
 	if (t < c->spin_min_ns)
 		return c->spin_min_ns;
-	if (t > c->spin_max_ns)
-		return c->spin_max_ns;
+	if (t > max)
+		return max;
 	return (u32)t;
 }
 
@@ -156,13 +188,43 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c,
 				      u64 gap_ns)
 {
+	u32 max = sqcq_policy_ceiling(p, c);
+
 	/* Too long to catch: how much longer does not matter. */
-	if (gap_ns > c->spin_max_ns)
-		gap_ns = (u64)c->spin_max_ns * 2;
+	if (max && gap_ns > max)
+		gap_ns = (u64)max * 2;
 	if (gap_ns > SQCQ_GAP_CAP_NS)
 		gap_ns = SQCQ_GAP_CAP_NS;
 	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
 	sqcq_policy_move(p, c, sqcq_policy_target(p, c));
+}
+
+/**
+ * sqcq_policy_cost - learn what one sleep cost
+ * @p: policy state
+ * @c: parameters
+ * @cost_ns: from the wakeup's cause (a kick) to the ring being serviced
+ *	by the woken side
+ *
+ * Call on a wakeup only, never per spin iteration.  The first sample is
+ * taken as it is; later ones weigh 1/2^SQCQ_COST_SHIFT.  A budget above
+ * the new ceiling drops to it.
+ */
+static inline void sqcq_policy_cost(struct sqcq_policy *p,
+				    const struct sqcq_policy_params *c,
+				    u64 cost_ns)
+{
+	if (cost_ns > SQCQ_GAP_CAP_NS)
+		cost_ns = SQCQ_GAP_CAP_NS;
+	if (!cost_ns)
+		cost_ns = 1;	/* 0 means "not measured" */
+	p->cost_ns = p->cost_ns ?
+		     (u32)sqcq_ema_step(p->cost_ns, cost_ns, SQCQ_COST_SHIFT) :
+		     (u32)cost_ns;
+	/* A cheaper sleep caps the budget at once. */
+	if (p->budget_ns > sqcq_policy_ceiling(p, c))
+		p->budget_ns = sqcq_policy_ceiling(p, c) > c->spin_min_ns ?
+			       sqcq_policy_ceiling(p, c) : c->spin_min_ns;
 }
 
 /**

@@ -280,7 +280,7 @@ def poller_stats(root=SQCQ_DEBUGFS):
             continue
         total["pollers"] += 1
         for k, v in st.items():
-            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns", "vq_worker"):
+            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns", "cost_ns", "vq_worker"):
                 total[k] = total.get(k, 0) + v
             else:
                 total[k] = v
@@ -333,7 +333,7 @@ def parse_guest_pollers(text):
         # (a device's file says how many pollers it has: one per queue)
         total["pollers"] += st.pop("pollers", 1)
         for k, v in st.items():
-            if k in ("pid", "budget_ns", "ema_ns"):
+            if k in ("pid", "budget_ns", "ema_ns", "cost_ns"):
                 total[k] = v
             else:
                 total[k] = total.get(k, 0) + v

@@ -522,9 +522,9 @@ class PollerSample:
     def since(before, t0):
         after, t1 = PollerSample.take()
         d = {k: v for k, v in counters.diff(after, before).items()
-             if k not in ("budget_ns", "ema_ns", "pid", "owner_pid", "pollers", "vq_worker")}
+             if k not in ("budget_ns", "ema_ns", "cost_ns", "pid", "owner_pid", "pollers", "vq_worker")}
         d["pollers"] = after["pollers"]
-        for k in ("budget_ns", "ema_ns"):
+        for k in ("budget_ns", "ema_ns", "cost_ns"):
             if k in after:
                 d[k] = after[k]
         d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / os.sysconf("SC_CLK_TCK") / (t1 - t0), 2)

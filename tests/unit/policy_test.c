@@ -182,6 +182,98 @@ static void test_bursty(void)
 	      (unsigned long long)(idle_spin / idles));
 }
 
+/* The measured ceiling: what a sleep costs caps the spin (ski rental). */
+static void test_measured_ceiling(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	int i;
+
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	CHECK(c.measured && c.spin_max_ns == SQCQ_SPIN_MAX_US_LIMIT * 1000U,
+	      "auto: a measured ceiling, capped at the limit (%u)", c.spin_max_ns);
+	sqcq_policy_init(&p, &c);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &c, 20000);
+	CHECK(!sqcq_policy_spins(&p, &c), "no spinning before a sleep was measured (budget %u)",
+	      p.budget_ns);
+	for (i = 0; i < 200; i++) {
+		sqcq_policy_cost(&p, &c, 50000);
+		sqcq_policy_sample(&p, &c, 20000);
+	}
+	CHECK(p.cost_ns == 50000 && p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
+	      "sleeps cost 50 us, gaps 20 us: budget 2 x gap = 40 us (%u, cost %u)",
+	      p.budget_ns, p.cost_ns);
+	for (i = 0; i < 200; i++) {
+		sqcq_policy_cost(&p, &c, 30000);
+		sqcq_policy_sample(&p, &c, 20000);
+	}
+	CHECK(p.budget_ns == p.cost_ns && p.cost_ns <= 30000 + 14 && sqcq_policy_spins(&p, &c),
+	      "cost falls to 30 us: the cap moves down, the budget with it (%u, cost %u)",
+	      p.budget_ns, p.cost_ns);
+	for (i = 0; i < 200; i++) {
+		sqcq_policy_cost(&p, &c, 10000);
+		sqcq_policy_sample(&p, &c, 20000);
+	}
+	CHECK(!sqcq_policy_spins(&p, &c),
+	      "cost falls below the gap (10 us < 20 us): sleeping is cheaper, no spin (%u)",
+	      p.budget_ns);
+	for (i = 0; i < 200; i++) {
+		sqcq_policy_cost(&p, &c, 100000);
+		sqcq_policy_sample(&p, &c, 20000);
+	}
+	CHECK(p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
+	      "cost rises to 100 us: spinning again, 2 x gap (%u)", p.budget_ns);
+	sqcq_params_set(&c, 0, 300);
+	CHECK(!c.measured && sqcq_policy_ceiling(&p, &c) == 300000,
+	      "a configured ceiling overrides the measurement (%u)", sqcq_policy_ceiling(&p, &c));
+}
+
+/*
+ * Ski rental, simulated: gaps drawn from a distribution, a sleep costs B.
+ * Each gap costs the poller the gap if its window caught it, else the
+ * window plus B; the offline optimum pays min(gap, B).  Online at most
+ * 2 x optimum over each run, whatever the gaps' scale against B.
+ */
+static void test_ski_rental(void)
+{
+	static const u64 means[] = { 2000, 10000, 30000, 60000, 100000, 300000, 3000000 };
+	const u64 cost = 50000;
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	unsigned int k, worst_k = 0;
+	u64 worst = 0;
+	int i;
+
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	for (k = 0; k < sizeof(means) / sizeof(means[0]); k++) {
+		u64 online = 0, opt = 0, gap, window, r;
+
+		sqcq_policy_init(&p, &c);
+		for (i = 0; i < 20000; i++) {
+			/* mean m, spread 0.5 m - 1.5 m */
+			gap = means[k] / 2 + next_rand() % (means[k] + 1);
+			window = sqcq_policy_spins(&p, &c) ?
+				 (p.budget_ns < sqcq_policy_ceiling(&p, &c) ?
+				  p.budget_ns : sqcq_policy_ceiling(&p, &c)) : 0;
+			if (i >= 1000) {
+				online += gap <= window ? gap : window + cost;
+				opt += gap < cost ? gap : cost;
+			}
+			if (gap > window)
+				sqcq_policy_cost(&p, &c, cost);
+			sqcq_policy_sample(&p, &c, gap);
+		}
+		r = online * 100 / opt;
+		if (r > worst) {
+			worst = r;
+			worst_k = k;
+		}
+	}
+	CHECK(worst <= 200, "ski rental: online <= 2 x offline optimum for gaps of mean 2 us-3 ms, B 50 us (worst %llu%% at mean %llu ns)",
+	      (unsigned long long)worst, (unsigned long long)means[worst_k]);
+}
+
 /* Gaps beyond the ceiling are learnt as twice the ceiling. */
 static void test_long_gap_clamp(void)
 {
@@ -288,6 +380,8 @@ int main(void)
 	test_contended();
 	test_bursty();
 	test_long_gap_clamp();
+	test_measured_ceiling();
+	test_ski_rental();
 	test_extremes();
 	test_params_set();
 	test_picker();

@@ -650,10 +650,11 @@ static void long_spin_params(void)
 	set_knob("idle_timeout_us", "1000000");
 }
 
+/* The module's defaults: the ceiling is measured (auto). */
 static void default_params(void)
 {
 	set_knob("spin_min_us", "0");
-	set_param("sqcq_spin_max_us", "200");
+	set_param("sqcq_spin_max_us", "auto");
 	set_knob("idle_timeout_us", "1000");
 }
 
@@ -1072,6 +1073,44 @@ static void ceiling_now(const char *wwpn)
 }
 
 /*
+ * The default ceiling is measured: every kick after NEED_WAKEUP is a
+ * sample of what a sleep costs (kick to service), the budget never
+ * exceeds it, and the parameter reads back as it was written.
+ */
+static void measured_ceiling(const char *wwpn)
+{
+	long long cost, budget;
+	int bad = 0, got = 0, i;
+	char val[32] = "";
+	struct dev d;
+	FILE *f;
+
+	default_params();
+	f = fopen(PARAMS "sqcq_spin_max_us", "r");
+	if (f) {
+		if (!fgets(val, sizeof(val), f))
+			val[0] = 0;
+		fclose(f);
+	}
+	check(!strcmp(val, "auto\n"), "sqcq_spin_max_us reads 'auto' by default (read '%.*s')",
+	      (int)strcspn(val, "\n"), val);
+	dev_open(&d, "measured", wwpn, true);
+	find_poller(&d);
+	for (i = 0; i < 40; i++) {
+		wait_asleep(&d, 1);
+		publish(rq(&d), build(&d, 0, false, 920 + i));
+		kick(&d);
+		got += reap(&d, 1, 5, &bad);
+	}
+	cost = stat_field(&d, "cost_ns");
+	budget = stat_field(&d, "budget_ns");
+	check(got == 40 && !bad && cost > 0 && budget >= 0 && budget <= cost,
+	      "auto: 40 kicks after NEED_WAKEUP measure what a sleep costs (cost_ns %lld), the budget stays under it (%lld); %d of 40 completed",
+	      cost, budget, got);
+	dev_close(&d);
+}
+
+/*
  * sqcq_enable=0 while a device runs: that device keeps accepting the bit
  * it offered (QEMU cached the offer; its next vhost_dev_start, e.g. after
  * a guest reboot, sets the features again) and keeps polling; a device
@@ -1356,6 +1395,7 @@ int main(int argc, char **argv)
 	stop_after_kick(argv[1]);
 	shared_worker(argv[1]);
 	ceiling_now(argv[1]);
+	measured_ceiling(argv[1]);
 	enable_param(argv[1]);
 	bad_target_irq(argv[1]);
 	failed_clear(argv[1]);
