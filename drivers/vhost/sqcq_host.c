@@ -253,9 +253,13 @@ static int sqcq_kick_wakeup(struct wait_queue_entry *wait, unsigned int mode,
 {
 	struct vhost_poll *poll = container_of(wait, struct vhost_poll, wait);
 
+	/*
+	 * The first kick after NEED_WAKEUP is the one that wakes the
+	 * worker (the run takes the stamp and clears it; arming clears it).
+	 */
 	if (key_to_poll(key) & poll->mask)
-		WRITE_ONCE(sqcq_kick_ops->vq_state(poll->vq)->kick_ns,
-			   ktime_get_mono_fast_ns());
+		atomic64_cmpxchg(&sqcq_kick_ops->vq_state(poll->vq)->kick_ns,
+				 0, ktime_get_mono_fast_ns());
 	return sqcq_vhost_poll_wakeup(wait, mode, sync, key);
 }
 
@@ -269,9 +273,11 @@ static void sqcq_time_kicks(struct vhost_sqcq_dev *sd)
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		vq = sd->dev->vqs[i];
 		/* Every vq's is vhost_poll_wakeup(): the same each open. */
+		if (!vq->poll.wait.func)
+			continue;
 		if (!sqcq_vhost_poll_wakeup)
 			sqcq_vhost_poll_wakeup = vq->poll.wait.func;
-		if (vq->poll.wait.func == sqcq_vhost_poll_wakeup)
+		if (!WARN_ON_ONCE(vq->poll.wait.func != sqcq_vhost_poll_wakeup))
 			vq->poll.wait.func = sqcq_kick_wakeup;
 	}
 }
@@ -409,9 +415,9 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		sv->asleep = false;
 		WRITE_ONCE(sv->wakeups, sv->wakeups + 1);
 		now = ktime_get_mono_fast_ns();
-		/* The kick that woke us, if it came after we slept. */
-		kick = READ_ONCE(sv->kick_ns);
-		if (kick > sv->t_transition && kick <= now)
+		/* The kick that woke us (a guest may also wake us without). */
+		kick = atomic64_xchg(&sv->kick_ns, 0);
+		if (kick && kick <= now)
 			sqcq_policy_cost(&sv->policy, &sv->params,
 					 now - kick);
 		sqcq_transition(sv, now, &sv->idle_ns);
@@ -430,6 +436,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		if (n < 0) {
 			/* No backend or a broken ring: wait for a kick. */
+			atomic64_set(&sv->kick_ns, 0);
 			if (sv->notify_off)
 				sqcq_arm(sv, vq, false);
 			sqcq_sleep(sv, false);
@@ -467,10 +474,13 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			if (!budget)
 				WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
 			sv->deadline = now + budget;
+			sv->spun = budget;
 		}
 		switch (sqcq_spin(sd, sv, vq, now)) {
 		case SQCQ_FOUND:
-			WRITE_ONCE(sv->caught, sv->caught + 1);
+			/* (a window without budget caught nothing) */
+			if (sv->spun)
+				WRITE_ONCE(sv->caught, sv->caught + 1);
 			continue;
 		case SQCQ_YIELD:
 			sqcq_yield(sv, vq);
@@ -481,6 +491,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 
 		/* Budget spent: announce NEED_WAKEUP, then re-check. */
 		sv->deadline = 0;
+		atomic64_set(&sv->kick_ns, 0);
 		if (sqcq_arm(sv, vq, true))
 			continue;
 		sqcq_sleep(sv, true);
@@ -502,6 +513,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->empty_since = 0;
 	sv->deadline = 0;
 	sv->t_transition = 0;
+	atomic64_set(&sv->kick_ns, 0);
 	sqcq_set_busy_cpu(sv, -1);
 	sqcq_forget(sv);
 	if (!sv->notify_off)

@@ -47,8 +47,10 @@ struct vhost_virtqueue;
  * @empty_polls: emptiness peeks that found nothing
  * @yields: runs that stopped for other work on the worker and requeued
  * @contended: spins ended because another task was runnable on the CPU
- * @kick_ns: when the guest last kicked (ktime_get_mono_fast_ns(); written
- *	by the kick's waker, on any CPU, and read by the run)
+ * @kick_ns: when the guest first kicked after NEED_WAKEUP
+ *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
+ *	on any CPU, cleared by the run that takes it and before arming
+ * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps + contended))
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
@@ -57,7 +59,7 @@ struct vhost_virtqueue;
 struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
-	bool active, notify_off, asleep, requeued;
+	bool active, notify_off, asleep, requeued, spun;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
@@ -67,7 +69,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
 	u64 caught;
-	u64 kick_ns;
+	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };
 

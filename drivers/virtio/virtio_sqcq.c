@@ -38,7 +38,6 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/isolation.h>
-#include <linux/sched/stat.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/virtio.h>
@@ -300,12 +299,13 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 			p->spin_deadline = 0;
 		}
 		/*
-		 * SCHED_IDLE makes any other task preempt us at once; the
-		 * single-task rule (KVM's halt polling) also leaves the CPU to
-		 * another SCHED_IDLE task.
+		 * SCHED_IDLE: any normal task runnable here preempts us at
+		 * once (need_resched()), which is KVM's single-task rule for
+		 * everything but another SCHED_IDLE task; testing
+		 * single_task_running() too would have two such pollers on
+		 * one CPU yield to each other for ever without sleeping.
 		 */
-		if (kthread_should_stop() || need_resched() ||
-		    !single_task_running())
+		if (kthread_should_stop() || need_resched())
 			break;
 		if (n)
 			continue;

@@ -24,8 +24,8 @@
  * A gap longer than the ceiling is learnt as 2 x the ceiling: it says "a spin
  * would not have caught this one", which is all the policy needs to know,
  * and one long idle between bursts does not hold the EMA above the ceiling
- * for the next burst's first few dozen requests.  Contention (another task
- * runnable on the poller's CPU) collapses the budget to the floor at once:
+ * for the next burst's first few dozen requests.  Contention (the poller's
+ * CPU wanted by another task) collapses the budget to the floor at once:
  * a poller never competes for its CPU, it regrows from short gaps.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -218,9 +218,18 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
 		cost_ns = SQCQ_GAP_CAP_NS;
 	if (!cost_ns)
 		cost_ns = 1;	/* 0 means "not measured" */
-	p->cost_ns = p->cost_ns ?
-		     (u32)sqcq_ema_step(p->cost_ns, cost_ns, SQCQ_COST_SHIFT) :
-		     (u32)cost_ns;
+	if (!p->cost_ns) {
+		p->cost_ns = (u32)cost_ns;
+		/*
+		 * The EMA started at the hard cap (1 s): start it at the
+		 * first ceiling instead, or it takes ~70 gaps to come down.
+		 */
+		if (c->measured && p->ema_ns > p->cost_ns)
+			p->ema_ns = p->cost_ns;
+	} else {
+		p->cost_ns = (u32)sqcq_ema_step(p->cost_ns, cost_ns,
+						SQCQ_COST_SHIFT);
+	}
 	/* A cheaper sleep caps the budget at once. */
 	if (p->budget_ns > sqcq_policy_ceiling(p, c))
 		p->budget_ns = sqcq_policy_ceiling(p, c) > c->spin_min_ns ?

@@ -224,6 +224,11 @@ static void test_measured_ceiling(void)
 	}
 	CHECK(p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
 	      "cost rises to 100 us: spinning again, 2 x gap (%u)", p.budget_ns);
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_cost(&p, &c, 68000);
+	for (i = 0; i < 100 && !sqcq_policy_spins(&p, &c); i++)
+		sqcq_policy_sample(&p, &c, 10000);
+	CHECK(i <= 8, "auto from scratch: 10 us gaps, a 68 us sleep: spinning after %d gaps (<= 8)", i);
 	sqcq_params_set(&c, 0, 300);
 	CHECK(!c.measured && sqcq_policy_ceiling(&p, &c) == 300000,
 	      "a configured ceiling overrides the measurement (%u)", sqcq_policy_ceiling(&p, &c));
@@ -256,10 +261,9 @@ static void test_ski_rental(void)
 			window = sqcq_policy_spins(&p, &c) ?
 				 (p.budget_ns < sqcq_policy_ceiling(&p, &c) ?
 				  p.budget_ns : sqcq_policy_ceiling(&p, &c)) : 0;
-			if (i >= 1000) {
-				online += gap <= window ? gap : window + cost;
-				opt += gap < cost ? gap : cost;
-			}
+			/* from the first gap: the start-up counts too */
+			online += gap <= window ? gap : window + cost;
+			opt += gap < cost ? gap : cost;
 			if (gap > window)
 				sqcq_policy_cost(&p, &c, cost);
 			sqcq_policy_sample(&p, &c, gap);
