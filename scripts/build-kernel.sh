@@ -39,6 +39,7 @@ need_cmd make gcc git flex bison bc tar xz
 # The series, exactly as 'make patches' exports it (no per-patch build here:
 # the whole tree builds below).
 series=$SQCQ_BUILD/kernel-series
+mkdir -p "$SQCQ_BUILD"	# a fresh clone has no build/ yet
 /usr/bin/python3 "$SQCQ_TOP/scripts/mkpatches.py" --no-build --out "$series" >"$SQCQ_BUILD/kernel-series.log" 2>&1 ||
 	die "could not export the series (log: $SQCQ_BUILD/kernel-series.log)"
 patches=$(find "$series" -name '0*.patch' ! -name '0000-*' | sort)
