@@ -46,7 +46,7 @@ matrix: deps modules qemu initramfs
 	scripts/matrix.py $(MATRIX_ARGS)
 
 patches:
-	scripts/mkpatches.py
+	scripts/mkpatches.py $(PATCHES_ARGS)
 
 kernel: deps
 	scripts/build-kernel.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Export the project as an upstreamable series against Linux 6.12 (make patches).
 
-Usage: mkpatches.py [--out DIR] [--no-build]
+Usage: mkpatches.py [--out DIR] [--no-build] [--author "Name <email>"]
 
 Builds a git tree of the upstream files the series touches (from Debian's
 linux-source tarball, or KSRC=<tree>), commits the series described in
@@ -11,6 +11,11 @@ git format-patch and a cover letter to DIR (default build/patches).
 Then checks every patch with checkpatch.pl --strict and builds the tree
 at every patch against the headers (KDIR), so that each patch builds on
 its own.  Prints one line per patch; exits 1 if any check failed.
+
+The patches are authored and signed off (Signed-off-by, the DCO) by the
+submitter: --author, or else git's user.name and user.email as git sees
+them from the current directory.  With neither it refuses (exit 2): a
+series signed by a placeholder cannot be taken upstream.
 """
 import argparse
 import hashlib
@@ -22,10 +27,11 @@ import sys
 import tomllib
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-ENV = dict(os.environ, GIT_AUTHOR_NAME="SQ/CQ polling project", GIT_AUTHOR_EMAIL="sqcq@localhost",
-           GIT_COMMITTER_NAME="SQ/CQ polling project", GIT_COMMITTER_EMAIL="sqcq@localhost",
-           GIT_AUTHOR_DATE="2026-11-30T00:00:00Z", GIT_COMMITTER_DATE="2026-11-30T00:00:00Z")
-SIGNOFF = "Signed-off-by: SQ/CQ polling project <sqcq@localhost>"
+# The author is set in main() (identity()); the dates are fixed so that the
+# same tree exports the same patches.
+ENV = dict(os.environ, GIT_AUTHOR_DATE="2026-11-30T00:00:00Z",
+           GIT_COMMITTER_DATE="2026-11-30T00:00:00Z")
+SIGNOFF = None
 # Upstream files beyond linux/upstream-files: the build hooks the series
 # edits, and checkpatch with its data files.
 EXTRA = ["drivers/vhost/Makefile", "drivers/virtio/Makefile", "drivers/virtio/Kconfig",
@@ -48,6 +54,31 @@ def camel_upstream(line, paths):
 
 def die(msg):
     sys.exit(f"mkpatches: error: {msg}")
+
+
+def identity(author):
+    """(name, email) of the submitter: --author, or git's user.name/user.email."""
+    if author:
+        m = re.fullmatch(r"\s*([^<>]*?)\s*<([^<>@\s]+@[^<>\s]+)>\s*", author)
+        if not m or not m.group(1):
+            sys.exit(f"mkpatches: error: --author '{author}' is not 'Name <email>'")
+        return m.group(1), m.group(2)
+    got = {}
+    for key in ("user.name", "user.email"):
+        p = subprocess.run(["git", "config", key], text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+        got[key] = p.stdout.strip() if p.returncode == 0 else ""
+    missing = [k for k, v in got.items() if not v]
+    if missing:
+        print(f"mkpatches: error: no author for the patches: git has no {' and no '.join(missing)}.\n"
+              "  The series is signed off (Signed-off-by, the Developer's Certificate of Origin)\n"
+              "  by its submitter, so it needs yours.  Either\n"
+              "    git config --global user.name 'Your Name'\n"
+              "    git config --global user.email you@example.org\n"
+              "  or: make patches PATCHES_ARGS=\"--author 'Your Name <you@example.org>'\"",
+              file=sys.stderr)
+        sys.exit(2)
+    return got["user.name"], got["user.email"]
 
 
 def sh(cmd, cwd=None, check=True, **kw):
@@ -181,7 +212,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(TOP, "build", "patches"))
     ap.add_argument("--no-build", action="store_true", help="skip the per-patch build")
+    ap.add_argument("--author", help="'Name <email>' (default: git's user.name and user.email)")
     a = ap.parse_args()
+    global SIGNOFF
+    name, email = identity(a.author)
+    ENV.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
+               GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+    SIGNOFF = f"Signed-off-by: {name} <{email}>"
+    print(f"mkpatches: author and Signed-off-by: {name} <{email}>", flush=True)
     v = versions()
     kdir = os.environ.get("KDIR", f"/lib/modules/{v['SQCQ_KVER']}/build")
     if not a.no_build and not os.path.isfile(os.path.join(kdir, "Makefile")):
