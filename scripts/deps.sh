@@ -29,6 +29,21 @@ pkgs_test="spin python3-matplotlib"
 
 all="$pkgs_kernel $pkgs_vm $pkgs_guest $pkgs_build $pkgs_kbuild $pkgs_test"
 
+# Reads apt's status lines (dlstatus:N:PERCENT:TEXT, pmstatus:PKG:PERCENT:TEXT)
+# and logs each phase at every 10%.
+apt_progress() {
+	local kind _f pct text last_kind='' last=-1 tenth
+	while IFS=: read -r kind _f pct text; do
+		case $kind in dlstatus|pmstatus) ;; *) continue ;; esac
+		tenth=${pct%%.*}
+		tenth=$((${tenth:-0} / 10))
+		if [ "$kind" != "$last_kind" ] || [ "$tenth" -gt "$last" ]; then
+			log "deps: $([ "$kind" = dlstatus ] && echo downloading || echo installing) ${pct%%.*}%: $text"
+			last_kind=$kind last=$tenth
+		fi
+	done
+}
+
 missing=()
 for p in $all; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -53,7 +68,8 @@ else
 	[ "$check_only" = 1 ] && die "missing packages: ${missing[*]} (run 'make deps')"
 	need_root "installing packages"
 	export DEBIAN_FRONTEND=noninteractive
-	log "deps: installing ${missing[*]}"
+	log "deps: missing ${missing[*]}"
+	log "deps: apt-get update"
 	apt-get update -qq >/dev/null || die "apt-get update failed; check the Debian mirror in /etc/apt/sources.list*"
 	for i in "${!missing[@]}"; do
 		p=${missing[$i]}
@@ -67,7 +83,11 @@ else
 		[ -n "$cand" ] && [ "$cand" != "(none)" ] ||
 			die "package '$p' is not available from the configured Debian archive (apt-cache policy $p); the project needs it"
 	done
-	apt-get install -y -qq --no-install-recommends --allow-downgrades "${missing[@]}" >"${TMPDIR:-/tmp}/sqcq-apt.log" 2>&1 ||
+	log "deps: apt-get install of ${#missing[@]} packages and their dependencies (a few minutes on a fresh machine; log: ${TMPDIR:-/tmp}/sqcq-apt.log)"
+	# apt's machine-readable status (fd 3) becomes a line per tenth of
+	# each phase, so a long install is not silent.
+	apt-get install -y -qq --no-install-recommends --allow-downgrades \
+		-o APT::Status-Fd=3 "${missing[@]}" 3>&1 >"${TMPDIR:-/tmp}/sqcq-apt.log" 2>&1 | apt_progress ||
 		die "apt-get install failed for: ${missing[*]} (log: ${TMPDIR:-/tmp}/sqcq-apt.log)"
 fi
 
