@@ -3,7 +3,7 @@
 
 Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--noise|--no-noise]
-                 [--backstore fileio|rd_mcp|null_blk]
+                 [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
                  [--vcpus N] [--host-vcpus N] [--no-ceiling] [--out DIR]
        matrix.py --report DIR
@@ -22,6 +22,14 @@ results/matrix-<time>/ (fio JSON, logs, summary.json, report.md).
 Before the guests, every test also runs with fio directly in the host on
 the same backstore (exported through LIO's loopback fabric): the ceiling
 each mode is compared with.
+
+--backstore block:/dev/X exports a block device of yours (whole, not
+mounted, not held by dm/md): read-only, and a plan with write tests is
+refused unless --allow-writes is given (which destroys the device's
+data).  SQCQ_QEMU=/path runs the nested guests on your own QEMU (it needs
+the qemu/ series for the sqcq modes; checked).  On a real KVM host
+(--role local) the harness touches only the LIO objects it creates, and
+warns when other VMs run (README, "Run it on your own KVM host").
 """
 import argparse
 import json
@@ -34,6 +42,7 @@ import tomllib
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import plan as P  # noqa: E402
+from harness import realhost  # noqa: E402
 from harness import report as R  # noqa: E402
 
 
@@ -54,6 +63,8 @@ def follow(proc, path, cells):
             lines = []
         for line in lines[seen:]:
             msg = line.split(" ", 1)[-1]
+            if msg.startswith("warning: "):
+                print(f"matrix: {msg}", flush=True)
             if msg.startswith("ceiling "):
                 print(f"[host ceiling] {msg[8:]} (fio in the host, same backstore)", flush=True)
             if not msg.startswith("step "):
@@ -125,9 +136,29 @@ def check_args(a, matrix, modes):
         sys.exit(f"matrix: --runtime {runtime} is invalid: seconds per cell, 1 or more")
     noise = prof.get("noise", False) if a.noise is None else a.noise
     a.backstore = a.backstore or prof.get("backstore", "fileio")
+    try:
+        kind, dev = P.parse_backstore(a.backstore)
+    except ValueError as e:
+        sys.exit(f"matrix: --backstore: {e}")
+    if kind == "block" and not a.allow_writes:
+        writes = [test_name(t) for t in tests if any(w in t["rw"] for w in ("write", "rw", "trim"))]
+        if writes:
+            sys.exit(f"matrix: --backstore {a.backstore} is exported read-only and tests "
+                     f"{', '.join(writes)} write: choose read tests (--tests "
+                     f"{','.join(test_name(t) for t in tests if test_name(t) not in writes) or 'randread-qd1-nj1'}) "
+                     f"or give --allow-writes (the data on {dev} is lost)")
+    if kind == "block":
+        if a.role == "vm":
+            sys.exit(f"matrix: --backstore {a.backstore} is a device of this machine: it needs the "
+                     "local role (a real KVM host), not the host VM")
+        err = realhost.check_block_device(dev)
+        if err:
+            sys.exit(f"matrix: {err}")
+    if a.allow_writes and kind != "block":
+        sys.exit("matrix: --allow-writes is for --backstore block:/dev/X only")
     for m in mode_list:
         peer = modes["modes"][m].get("peer")
-        if peer and a.backstore not in P.PEER_BACKSTORES:
+        if peer and kind not in P.PEER_BACKSTORES:
             sys.exit(f"matrix: mode {m} (QEMU's own {peer}) cannot open backstore '{a.backstore}' "
                      f"(LIO's ramdisk has no file or device outside LIO); use --backstore "
                      f"{' or '.join(P.PEER_BACKSTORES)}, or leave {m} out")
@@ -205,8 +236,10 @@ def main():
     ap.add_argument("--tests")
     ap.add_argument("--runtime", type=int)
     ap.add_argument("--repeats", type=int)
-    ap.add_argument("--backstore", choices=["fileio", "rd_mcp", "null_blk"],
+    ap.add_argument("--backstore", metavar="|".join(P.BACKSTORES),
                     help="LIO backstore (and the peers' disk); default: the profile's")
+    ap.add_argument("--allow-writes", action="store_true",
+                    help="with --backstore block:/dev/X: let write tests write to it (its data is lost)")
     ap.add_argument("--role", default="auto", choices=["auto", "vm", "local"])
     ap.add_argument("--host-params", default="",
                     help="vhost_scsi module parameters, e.g. 'sqcq_spin_max_us=400'")
@@ -249,7 +282,11 @@ def main():
     out = os.path.abspath(a.out or os.path.join(P.TOP, "results", f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
     os.makedirs(out, exist_ok=True)
 
-    plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore)
+    if os.environ.get("SQCQ_QEMU"):
+        err = P.qemu_error(os.environ["SQCQ_QEMU"], any(modes["modes"][m].get("sqcq_poll") for m in mode_list))
+        if err:
+            sys.exit(f"matrix: {err}")
+    plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore, allow_writes=a.allow_writes)
     plan["host"]["vhost_scsi_params"] = a.host_params
     plan["host"]["setup"] = a.host_setup
     if not a.no_ceiling:
@@ -330,6 +367,12 @@ def main():
         if os.path.exists(retried):
             warnings.append(f"{open(retried).readline().strip()} ({sub}/l1-console.boot-crash.log)")
             print(f"matrix: warning: {warnings[-1]}", flush=True)
+    others = summary.get("host", {}).get("other_vms")
+    if others:
+        warnings.append(f"{len(others)} other VM{'s' if len(others) > 1 else ''} ran on this host during the "
+                        f"run ({', '.join('pid %d %s' % (v['pid'], v['comm']) for v in others)}): exits and "
+                        "interrupt injections are host-wide counters and include theirs")
+        print(f"matrix: warning: {warnings[-1]}", flush=True)
     names = [test_name(t) for t in tests]
     g0 = plan["guests"][0] if plan["guests"] else {}
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,

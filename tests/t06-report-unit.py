@@ -269,7 +269,15 @@ class MatrixArgs(unittest.TestCase):
              (["--host-params", "debugfs:spin_mult=3"],
               "--host-params: debugfs:spin_mult=3: no such debugfs knob (there are: spin_min_us, idle_timeout_us)"),
              (["--guest-params", "debugfs:idle_timeout_us=1ms"],
-              "--guest-params: debugfs:idle_timeout_us=1ms: the value must be a non-negative integer")]
+              "--guest-params: debugfs:idle_timeout_us=1ms: the value must be a non-negative integer"),
+             (["--backstore", "nvme"], "--backstore: backstore 'nvme' is none of fileio, rd_mcp, null_blk, block:/dev/..."),
+             (["--backstore", "block:/dev/sdz"], "is exported read-only and tests randwrite-qd1-nj1, "
+              "randwrite-qd32-nj1 write: choose read tests (--tests randread-qd1-nj1,randread-qd32-nj1)"),
+             (["--backstore", "block:/dev/sqcq-none", "--tests", "randread-qd1-nj1"],
+              "backstore block:/dev/sqcq-none: No such file or directory"),
+             (["--backstore", "block:/dev/sdz", "--tests", "randread-qd1-nj1", "--role", "vm"],
+              "it needs the local role (a real KVM host), not the host VM"),
+             (["--allow-writes", "yes"], "--allow-writes is for --backstore block:/dev/X only")]
 
     def test_bad_args(self):
         import argparse
@@ -282,7 +290,7 @@ class MatrixArgs(unittest.TestCase):
         for argv, msg in self.cases:
             a = argparse.Namespace(profile="quick", modes=None, tests=None, vcpus=None, host_vcpus=None,
                                    repeats=None, runtime=None, noise=None, backstore=None,
-                                   host_params="", guest_params="")
+                                   host_params="", guest_params="", allow_writes=False, role="auto")
             for k, v in zip(argv[::2], argv[1::2]):
                 setattr(a, k[2:].replace("-", "_"), int(v) if k in ("--repeats", "--runtime") else v)
             with self.assertRaises(SystemExit, msg=argv) as e:
@@ -292,7 +300,7 @@ class MatrixArgs(unittest.TestCase):
         a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests=None, vcpus=None,
                                host_vcpus=None, repeats=3, runtime=None, noise=None, backstore=None,
                                host_params="sqcq_spin_max_us=1000 debugfs:idle_timeout_us=200",
-                               guest_params="")
+                               guest_params="", allow_writes=False, role="auto")
         modes, tests, runtime, repeats, noise = matrix.check_args(a, mx, P.load_modes())
         self.assertEqual((modes, len(tests), runtime, repeats, noise, a.backstore),
                          (["baseline", "sqcq-host"], 4, 10, 3, True, "fileio"))

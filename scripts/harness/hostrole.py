@@ -18,11 +18,13 @@ import time
 
 from . import counters
 from . import plan as plan_lib
+from . import realhost
 from .guest import INIT_UP, REPORT, Guest, GuestError
 
-WWPN = "naa.5001405000000001"
-LOOP_WWN = "naa.5001405000000002"  # tcm_loop export for the host ceiling
-WWPN2 = "naa.5001405000000003"  # the second guest's target (two-guests step)
+# The harness's own LIO objects (realhost: nothing else is touched).
+WWPN, WWPN2 = realhost.OWN_VHOST  # the guest's target; the second guest's (two-guests step)
+LOOP_WWN = realhost.OWN_LOOPBACK[0]  # tcm_loop export for the host ceiling
+DISK0, DISK1 = realhost.OWN_BACKSTORES
 TARGETCLI_BATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host", "targetcli_batch.py")
 
 
@@ -41,6 +43,10 @@ class Host:
         self.out = out
         self.role = role
         self.log_path = os.path.join(out, "host-commands.log")
+        self.lio_before = set()  # LIO objects found before setup_lio
+        self.found_vhost_scsi = None  # "stock" or "project": what was loaded
+        self.loaded_null_blk = False
+        self.backstore_path = None
 
     def sh(self, cmd, timeout=120, check=True):
         with open(self.log_path, "a") as log:
@@ -79,6 +85,10 @@ class Host:
         elif not os.path.exists("/dev/kvm"):
             raise HostError("/dev/kvm missing: load kvm_intel or kvm_amd on this host")
         self.sh("modprobe -a vhost target_core_mod target_core_file target_core_iblock")
+        self.lio_before = realhost.lio_objects()
+        taken = realhost.names_taken(self.lio_before)
+        if taken and self.role == "local":
+            raise HostError(taken)
         if os.path.exists("/sys/kernel/debug/kmemleak"):
             # Leaks from boot are not the plan's: forget what a scan finds now.
             self.sh("echo scan > /sys/kernel/debug/kmemleak; echo clear > /sys/kernel/debug/kmemleak",
@@ -87,6 +97,14 @@ class Host:
     def load_vhost_scsi(self):
         h = self.plan["host"]
         if os.path.isdir("/sys/module/vhost_scsi"):
+            users = realhost.vhost_scsi_users()
+            if users and self.role == "local":
+                raise HostError(f"vhost_scsi is loaded and in use here ({users}): the harness replaces "
+                                "it with the project's module only when no other vhost-scsi device "
+                                "uses it; stop those VMs and delete those targets first, or run the "
+                                "harness in its host VM (--role vm)")
+            self.found_vhost_scsi = ("project" if os.path.exists("/sys/module/vhost_scsi/parameters/sqcq_enable")
+                                     else "stock")
             self.sh("rmmod vhost_scsi", check=False)
             if os.path.isdir("/sys/module/vhost_scsi"):
                 raise HostError("vhost_scsi is loaded and in use; stop its users first")
@@ -152,17 +170,37 @@ class Host:
         self.backing = None
         if kind == "fileio":
             img = lio.get("file", os.path.join(tempfile.gettempdir(), "sqcq-disk0.img"))
-            create = f"/backstores/fileio create name=disk0 file_or_dev={img} size={size}M"
-            bs, self.backing = "/backstores/fileio/disk0", img
+            create = f"/backstores/fileio create name={DISK0} file_or_dev={img} size={size}M"
+            bs, self.backing = f"/backstores/fileio/{DISK0}", img
         elif kind == "rd_mcp":
-            create = f"/backstores/ramdisk create name=disk0 size={size}M"
-            bs = "/backstores/ramdisk/disk0"
+            create = f"/backstores/ramdisk create name={DISK0} size={size}M"
+            bs = f"/backstores/ramdisk/{DISK0}"
         elif kind == "null_blk":
+            if os.path.isdir("/sys/module/null_blk"):
+                raise HostError("null_blk is loaded already (someone else's /dev/nullb*): the harness "
+                                "loads it with its own parameters and unloads it afterwards; use another "
+                                "backstore or unload it")
             self.sh(f"modprobe null_blk nr_devices=1 gb={max(1, size // 1024)} queue_mode=2 irqmode=0")
-            create = "/backstores/block create name=disk0 dev=/dev/nullb0"
-            bs, self.backing = "/backstores/block/disk0", "/dev/nullb0"
+            self.loaded_null_blk = True
+            create = f"/backstores/block create name={DISK0} dev=/dev/nullb0"
+            bs, self.backing = f"/backstores/block/{DISK0}", "/dev/nullb0"
+        elif kind == "block":
+            # A user's own device: whole, unused, and read-only unless the
+            # plan allows writes (matrix.py --allow-writes).
+            dev = lio.get("dev", "")
+            err = realhost.check_block_device(dev)
+            if err:
+                raise HostError(err)
+            writes = realhost.writing_steps(self.plan)
+            if writes and not lio.get("allow_writes"):
+                raise HostError(f"backstore block:{dev} is a device of yours, exported read-only; these "
+                                f"steps write to it: {', '.join(writes[:6])}{' ...' if len(writes) > 6 else ''}; "
+                                "give --allow-writes to let them (its data is lost) or choose read tests")
+            ro = "false" if lio.get("allow_writes") else "true"
+            create = f"/backstores/block create name={DISK0} dev={dev} readonly={ro}"
+            bs, self.backing = f"/backstores/block/{DISK0}", dev
         else:
-            raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk)")
+            raise HostError(f"unknown backstore '{kind}' (fileio, rd_mcp, null_blk, block)")
         self.backstore_path = bs
         # For host steps that relink the LUN (plan.py fault_steps).
         os.environ.update(SQCQ_LIO_TPG=f"/vhost/{WWPN}/tpg1", SQCQ_LIO_BACKSTORE=bs)
@@ -218,7 +256,43 @@ class Host:
         return results
 
     def teardown_lio(self):
-        self.sh("targetcli clearconfig confirm=True", check=False)
+        """Delete the harness's own LIO objects, by name, and check the rest.
+
+        Never `targetcli clearconfig`: on a real host other VMs' disks are
+        LIO objects too.  Returns the "lio-cleanup" step: ok when none of
+        the harness's objects is left and every other one is as found.
+        """
+        now = realhost.lio_objects()
+        # Targets before backstores: a LUN pins its backstore.
+        for obj in sorted((o for o in now if realhost.is_own(o)), key=lambda o: o.startswith("core/")):
+            self.sh(realhost.delete_cmd(obj), check=False)
+        if self.loaded_null_blk:
+            self.sh("rmmod null_blk", check=False)
+            self.loaded_null_blk = False
+        after = realhost.lio_objects()
+        left = sorted(o for o in after if realhost.is_own(o))
+        changed = realhost.foreign_changes(self.lio_before, after)
+        others = len([o for o in after if not realhost.is_own(o)])
+        res = {"guest": "-", "step": "lio-cleanup", "ok": not left and not changed,
+               "output": f"the harness's LIO objects deleted by name; {others} other LIO object"
+                         f"{'' if others == 1 else 's'} as found"}
+        if left or changed:
+            res["error"] = "; ".join(x for x in (f"left behind: {', '.join(left)}" if left else "",
+                                                  f"LIO objects not the harness's changed: {changed}"
+                                                  if changed else "") if x)
+        return res
+
+    def restore_vhost_scsi(self):
+        """On a real host: load Debian's vhost_scsi again if it was there."""
+        if self.role != "local" or self.found_vhost_scsi is None:
+            return []
+        if self.found_vhost_scsi == "project":
+            return [{"guest": "-", "step": "vhost_scsi-restored", "ok": True,
+                     "output": "the vhost_scsi found loaded was a build of this project; left unloaded"}]
+        p = self.sh("modprobe vhost_scsi", check=False)
+        return [{"guest": "-", "step": "vhost_scsi-restored", "ok": p.returncode == 0,
+                 "output": "Debian's vhost_scsi, found loaded, loaded again",
+                 **({} if p.returncode == 0 else {"error": f"modprobe vhost_scsi: {p.stdout.strip()[-200:]}"})}]
 
 
 def run_steps(g, gdir, guest_plan, counter_src):
@@ -229,6 +303,11 @@ def run_steps(g, gdir, guest_plan, counter_src):
         if step["type"] == "fio":
             progress(os.path.dirname(gdir), f"step {guest_plan['name']} {name}")
         t0 = time.time()
+        refused = realhost.destructive_refusal(step, guest_plan.get("_role"))
+        if refused:
+            res["error"] = refused
+            results.append(res)
+            continue
         try:
             if step["type"] == "sh":
                 rc, text = g.run(step["cmd"], timeout=step.get("timeout", 120))
@@ -332,8 +411,8 @@ def remove_second_target(img):
     """Delete run_second_guest's target, backstore and image if present."""
     if os.path.isdir(f"/sys/kernel/config/target/vhost/{WWPN2}"):
         lio(f"/vhost delete {WWPN2}")
-    if glob.glob("/sys/kernel/config/target/core/fileio_*/disk1"):
-        lio("/backstores/fileio delete disk1")
+    if glob.glob(f"/sys/kernel/config/target/core/fileio_*/{DISK1}"):
+        lio(f"/backstores/fileio delete {DISK1}")
     if os.path.exists(img):
         os.unlink(img)
 
@@ -362,9 +441,9 @@ def run_second_guest(step, g, gdir, gplan):
     err = b = None
     started = False
     try:
-        lio(f"/backstores/fileio create name=disk1 file_or_dev={img} size={step.get('size_mb', 256)}M")
+        lio(f"/backstores/fileio create name={DISK1} file_or_dev={img} size={step.get('size_mb', 256)}M")
         lio(f"/vhost create {WWPN2}")
-        lio(f"/vhost/{WWPN2}/tpg1/luns create /backstores/fileio/disk1")
+        lio(f"/vhost/{WWPN2}/tpg1/luns create /backstores/fileio/{DISK1}")
         b = Guest(gplan["name"] + "-second", qemu, kernel, initrd, bdir, smp=1, mem_mb=512,
                   device=dev, boot_timeout=gplan.get("boot_timeout", 180), cpu=guest_cpu(role),
                   extra=guest_extra(role), cmdline=gplan.get("_cmdline", ""))
@@ -709,7 +788,7 @@ def run_guest(plan, gp, out, role, counter_src):
                         "seconds": round(time.time() - t0, 1)})
         more = False
         try:
-            results += run_steps(g, gdir, dict(gp, steps=setup + todo,
+            results += run_steps(g, gdir, dict(gp, steps=setup + todo, _role=role,
                                                _boot=(plan["qemu"], plan["kernel"], plan["initrd"], role),
                                                _cmdline=plan.get("kernel_cmdline", "")),
                                  counter_src)
@@ -749,6 +828,9 @@ def peer_device(gp, plan):
         raise HostError(f"mode {gp['mode']} (QEMU's {gp['peer']}) needs a backstore with a file or "
                         f"device (fileio or null_blk), not '{plan.get('lio', {}).get('backstore')}'")
     cache = "cache=none,aio=native" if back.startswith("/dev/") else "cache=writeback,aio=threads"
+    lio = plan.get("lio", {})
+    if lio.get("backstore") == "block" and not lio.get("allow_writes"):
+        cache += ",readonly=on"  # a user's device, as LIO exports it (realhost)
     n = gp.get("num_queues", 1)
     args = ["-object", "iothread,id=iot0,poll-max-ns=32768",
             "-drive", f"if=none,id=disk0,file={back},format=raw,{cache}"]
@@ -861,6 +943,17 @@ def run_plan(plan, out, role):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def note_other_vms(seen, summary, out, exclude=()):
+    """Record KVM VMs not run by this plan (realhost.other_vms) in SEEN,
+    summary["host"]["other_vms"] and the progress log."""
+    for pid, comm in realhost.other_vms(exclude=set(exclude) | {os.getpid()}):
+        if pid not in seen:
+            seen[pid] = comm
+            progress(out, f"warning: another VM runs on this host (pid {pid}, {comm}): exits and "
+                          "interrupt injections are host-wide counters and include its")
+    summary["host"]["other_vms"] = [{"pid": p, "comm": c} for p, c in sorted(seen.items())]
+
+
 def _run_plan(plan, out, role):
     os.makedirs(out, exist_ok=True)
     summary = {"role": role, "plan": plan.get("name", ""), "steps": [], "host": {}}
@@ -873,6 +966,12 @@ def _run_plan(plan, out, role):
     summary["host"]["kernel"] = os.uname().release
     host = Host(plan, out, role)
     counter_src = None
+    # Other VMs on this host count in the host-wide exit and injection
+    # counters: named in the summary (the report warns), looked for at the
+    # start and at the end.
+    others = {}
+    note_other_vms(others, summary, out)
+    torn_down = False
     try:
         host.load_modules()
         summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
@@ -906,7 +1005,9 @@ def _run_plan(plan, out, role):
         # away after the plan, so it keeps them; a real host cleans up.
         if counter_src and role != "vm":
             counter_src.teardown()
-        host.teardown_lio()
+        note_other_vms(others, summary, out, exclude=(host.keeper.pid,) if host.keeper else ())
+        torn_down = True
+        summary["steps"].append(host.teardown_lio())
         # The keeper VM stays too: destroying it disables the preempt
         # notifier key, which live-patches __schedule() while the other
         # CPU may be in it (the int3 oops above).
@@ -915,9 +1016,22 @@ def _run_plan(plan, out, role):
         ok, msg = host.unload_modules()
         summary["steps"].append({"guest": "-", "step": "rmmod-vhost_scsi", "ok": ok,
                                  **({} if ok else {"error": f"rmmod vhost_scsi failed: {msg}"})})
+        if ok:
+            summary["steps"] += host.restore_vhost_scsi()
         summary["steps"] += kmemleak_step(host) + lockdep_step()
     except HostError as e:
         summary["host"]["error"] = str(e)
+        if role == "local" and not torn_down:
+            # A real host keeps running: what the harness made goes even
+            # after a failure (a guest whose QEMU did not exit was reported
+            # by its step; deleting its target may fail, and says so).
+            try:
+                summary["steps"].append(host.teardown_lio())
+                ok, _ = host.unload_modules()
+                if ok:
+                    summary["steps"] += host.restore_vhost_scsi()
+            except HostError as e2:
+                summary["host"]["error"] += f"; then, cleaning up: {e2}"
     write_summary(out, summary)
     failed = "error" in summary["host"] or not all(s["ok"] for s in summary["steps"])
     return 1 if failed else 0

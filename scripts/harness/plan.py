@@ -13,7 +13,8 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DISK = "/dev/sda"
 # The peers (bench/modes.toml 'peer'): QEMU's own devices on the file or
 # device that LIO exports; LIO's ramdisk has none outside LIO.
-PEER_BACKSTORES = ("fileio", "null_blk")
+PEER_BACKSTORES = ("fileio", "null_blk", "block")
+BACKSTORES = ("fileio", "rd_mcp", "null_blk", "block:/dev/...")
 STOCK_QEMU = "/usr/bin/qemu-system-x86_64"  # Debian's, for the peers
 
 
@@ -63,14 +64,48 @@ def load_modes(path=os.path.join(TOP, "bench", "modes.toml")):
         return tomllib.load(f)
 
 
+def parse_backstore(text):
+    """'fileio' | 'rd_mcp' | 'null_blk' | 'block:/dev/X' -> (kind, dev); ValueError if neither."""
+    kind, _, dev = text.partition(":")
+    if kind == "block" and dev.startswith("/dev/"):
+        return kind, dev
+    if kind in ("fileio", "rd_mcp", "null_blk") and not dev:
+        return kind, ""
+    raise ValueError(f"backstore '{text}' is none of {', '.join(BACKSTORES)}")
+
+
+def qemu_error(qemu, need_sqcq):
+    """Why QEMU cannot run the nested guests (None if it can): SQCQ_QEMU
+    must be an executable with vhost-scsi-pci and, for the sqcq modes,
+    the qemu/ series' sqcq_poll property."""
+    if not (os.path.isfile(qemu) and os.access(qemu, os.X_OK)):
+        return f"SQCQ_QEMU={qemu} is not an executable"
+    try:
+        p = subprocess.run([qemu, "-nodefaults", "-machine", "none", "-device", "vhost-scsi-pci,help"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"SQCQ_QEMU={qemu} did not list vhost-scsi-pci's properties: {e}"
+    if p.returncode or "wwpn" not in p.stdout:
+        return f"SQCQ_QEMU={qemu} has no vhost-scsi-pci device: {' '.join(p.stdout.split())[:200]}"
+    if need_sqcq and "sqcq_poll" not in p.stdout:
+        return (f"SQCQ_QEMU={qemu} lacks vhost-scsi-pci's sqcq_poll property (the qemu/ series), "
+                "which the sqcq modes need: apply qemu/*.patch to it, or leave those modes out")
+    return None
+
+
 def build_paths():
-    """Build (or reuse) QEMU, the modules and the guest initramfs; return paths."""
+    """Build (or reuse) QEMU, the modules and the guest initramfs; return paths.
+
+    SQCQ_QEMU: the nested guests run on that QEMU instead of the one built
+    here (see qemu_error for what it needs).
+    """
     def out(cmd):
         return subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout.strip().splitlines()[-1]
     kver = versions()["SQCQ_KVER"]
     subprocess.run([os.path.join(TOP, "scripts", "build-modules.sh")], check=True)
     return {
-        "qemu": out([os.path.join(TOP, "scripts", "build-qemu.sh"), "--print-path"]),
+        "qemu": (os.environ["SQCQ_QEMU"] if os.environ.get("SQCQ_QEMU")
+                 else out([os.path.join(TOP, "scripts", "build-qemu.sh"), "--print-path"])),
         "initrd": out([os.path.join(TOP, "scripts", "guest", "mkinitramfs.sh"), "--print-path"]),
         # SQCQ_GUEST_KERNEL: the nested guest boots a kernel of 'make kernel'.
         "kernel": (os.path.join(os.environ["SQCQ_GUEST_KERNEL"], "vmlinuz")
@@ -94,14 +129,19 @@ def versions():
     return v
 
 
-def new_plan(name, paths, backstore="fileio", size_mb=1024, host_module="project"):
+def new_plan(name, paths, backstore="fileio", size_mb=1024, host_module="project", allow_writes=False):
+    """BACKSTORE: as parse_backstore; a block device is read-only unless ALLOW_WRITES."""
+    kind, dev = parse_backstore(backstore)
+    lio = {"backstore": kind, "size_mb": size_mb}
+    if kind == "block":
+        lio.update(dev=dev, allow_writes=bool(allow_writes))
     return {
         "name": name,
         "qemu": paths["qemu"], "kernel": paths["kernel"], "initrd": paths["initrd"],
         "stock_qemu": STOCK_QEMU,
         "kernel_cmdline": paths.get("kernel_cmdline", ""),
         "host": {"vhost_scsi": host_module, "vhost_scsi_ko": paths["vhost_scsi_ko"]},
-        "lio": {"backstore": backstore, "size_mb": size_mb},
+        "lio": lio,
         "guests": [],
     }
 
@@ -456,14 +496,16 @@ def _fault_steps(kind):
     if kind == "cpu-offline":
         cpu = "/sys/devices/system/cpu/cpu1/online"
         return [start,
-                {"name": "cpu1-offline-online", "type": "host", "expect_rc": 0, "cmd": (
+                {"name": "cpu1-offline-online", "type": "host", "expect_rc": 0,
+                 "destructive": "takes the host's CPU 1 offline", "cmd": (
                     f"[ -w {cpu} ] || {{ echo 'no hotpluggable CPU 1 in the host'; exit 1; }}; "
                     f"echo 0 > {cpu} || exit 1; sleep 3; echo 1 > {cpu} || exit 1; "
                     "grep -h . /sys/kernel/debug/vhost-sqcq/*/stats | grep -E '^(state|pid)' | tr '\\n' ' '")},
                 _bg_wait(kind, "CPU 1 going offline and back")]
     if kind == "kill-qemu":
         return [start,
-                {"name": "sigkill-qemu", "type": "host", "expect_rc": 0, "ends_guest": True, "cmd": (
+                {"name": "sigkill-qemu", "type": "host", "expect_rc": 0, "ends_guest": True,
+                 "destructive": "SIGKILLs a QEMU", "cmd": (
                     "ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "
                     "{ echo 'no poller before the kill'; exit 1; }; kill -9 $QEMU_PID; "
                     "for i in $(seq 100); do ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "

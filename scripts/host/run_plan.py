@@ -15,6 +15,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from harness.hostrole import run_plan  # noqa: E402
+from harness.realhost import local_role_error  # noqa: E402
 
 
 def main():
@@ -25,6 +26,10 @@ def main():
     a = ap.parse_args()
     with open(a.plan) as f:
         plan = json.load(f)
+    if a.role == "local":
+        err = local_role_error(plan)
+        if err:
+            sys.exit(f"run_plan: the local host role cannot run here: {err}")
     sys.exit(run_plan(plan, a.out, a.role))
 
 
