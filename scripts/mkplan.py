@@ -97,6 +97,9 @@ def main():
                     "(same disk), e.g. reverify after kill-qemu")
     ap.add_argument("--host-check", action="append", default=[],
                     help="host command run once LIO is up, before the guests; must exit 0 (repeatable)")
+    ap.add_argument("--host-pre", action="append", default=[],
+                    help="host command run before vhost_scsi and LIO are set up; must exit 0 "
+                    "(repeatable; timeout 1800 s)")
     ap.add_argument("--check-bad-params", action="store_true",
                     help="first check that invalid vhost_scsi parameters are refused")
     a = ap.parse_args()
@@ -112,6 +115,8 @@ def main():
     plan["host"]["vhost_scsi_params"] = a.host_params
     if a.check_bad_params:
         plan["host"]["pre"] = P.bad_param_checks(plan["host"]["vhost_scsi_ko"])
+    plan["host"]["pre"] = plan["host"].get("pre", []) + [
+        {"name": f"host-pre-{i + 1}", "cmd": c, "timeout": 1800} for i, c in enumerate(a.host_pre)]
     plan["host"]["checks"] = [{"name": f"host-check-{i + 1}", "cmd": c, "timeout": 600}
                               for i, c in enumerate(a.host_check)]
     for mode in a.modes.split(",") if a.modes != "none" else []:

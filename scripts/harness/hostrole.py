@@ -47,6 +47,10 @@ class Host:
         self.found_vhost_scsi = None  # "stock" or "project": what was loaded
         self.loaded_null_blk = False
         self.backstore_path = None
+        # Set once the harness may clean up after itself: its LIO names were
+        # free (a refused run deletes nothing), its vhost_scsi loaded.
+        self.owns_lio = False
+        self.loaded_vhost_scsi = False
 
     def sh(self, cmd, timeout=120, check=True):
         with open(self.log_path, "a") as log:
@@ -89,6 +93,7 @@ class Host:
         taken = realhost.names_taken(self.lio_before)
         if taken and self.role == "local":
             raise HostError(taken)
+        self.owns_lio = True
         if os.path.exists("/sys/kernel/debug/kmemleak"):
             # Leaks from boot are not the plan's: forget what a scan finds now.
             self.sh("echo scan > /sys/kernel/debug/kmemleak; echo clear > /sys/kernel/debug/kmemleak",
@@ -110,6 +115,7 @@ class Host:
                 raise HostError("vhost_scsi is loaded and in use; stop its users first")
         params, knobs = plan_lib.split_params(h.get("vhost_scsi_params", ""),
                                               "/sys/kernel/debug/vhost-sqcq")
+        self.loaded_vhost_scsi = True
         if h.get("vhost_scsi", "project") == "project":
             self.sh(f"insmod {shlex.quote(h['vhost_scsi_ko'])} {params}")
         else:
@@ -566,7 +572,13 @@ def guest_extra(role):
     that went with nested guests dying (a double fault with THP collapsing
     pages; triple faults on the debug host VM, docs/design.md).
     """
-    return ["-overcommit", "mem-lock=on"] if role == "vm" else []
+    return ["-overcommit", "mem-lock=on"] if emulated(role) else []
+
+
+def emulated(role):
+    """Is the host role running in the host VM (TCG)?  Also for the local
+    role when the test of it runs there (t47 sets SQCQ_IN_HOST_VM=1)."""
+    return role == "vm" or os.environ.get("SQCQ_IN_HOST_VM") == "1"
 
 
 def guest_cpu(role):
@@ -578,7 +590,7 @@ def guest_cpu(role):
     breaks signal frames.  Hiding XSAVE (FXSAVE only) and PKU gives a clean
     guest.  Real hosts pass the CPU through as is.
     """
-    return "host,pku=off,xsave=off" if role == "vm" else "host"
+    return "host,pku=off,xsave=off" if emulated(role) else "host"
 
 
 class PollerSample:
@@ -1002,8 +1014,9 @@ def _run_plan(plan, out, role):
         # Removing the histograms unregisters tracepoints, i.e. live-patches
         # kernel text; under TCG that oopsed the host VM on a stray int3
         # once all cells were done (docs/design.md).  The host VM is thrown
-        # away after the plan, so it keeps them; a real host cleans up.
-        if counter_src and role != "vm":
+        # away after the plan, so it keeps them (also t47's local role run
+        # inside it); a real host cleans up.
+        if counter_src and not emulated(role):
             counter_src.teardown()
         note_other_vms(others, summary, out, exclude=(host.keeper.pid,) if host.keeper else ())
         torn_down = True
@@ -1026,9 +1039,11 @@ def _run_plan(plan, out, role):
             # after a failure (a guest whose QEMU did not exit was reported
             # by its step; deleting its target may fail, and says so).
             try:
-                summary["steps"].append(host.teardown_lio())
-                ok, _ = host.unload_modules()
-                if ok:
+                if host.owns_lio:
+                    summary["steps"].append(host.teardown_lio())
+                if host.loaded_vhost_scsi and os.path.isdir("/sys/module/vhost_scsi"):
+                    host.unload_modules()
+                if not os.path.isdir("/sys/module/vhost_scsi"):
                     summary["steps"] += host.restore_vhost_scsi()
             except HostError as e2:
                 summary["host"]["error"] += f"; then, cleaning up: {e2}"

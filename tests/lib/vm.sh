@@ -65,7 +65,7 @@ try:
 except (OSError, ValueError):
     sys.exit(0)
 for st in s["steps"]:
-    if st["step"].startswith("host-check"):
+    if st["step"].startswith(("host-check", "host-pre")):
         print(st.get("output", ""))
 PY
 }
