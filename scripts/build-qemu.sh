@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Build a minimal qemu-system-x86_64 (x86_64-softmmu, KVM, vhost-kernel) from
-# Debian's QEMU source with the project's qemu/ series applied.
+# Build a minimal qemu-system-x86_64 from Debian's QEMU source with the
+# project's series applied: one binary for both of the harness's uses
+# (KVM with vhost-kernel and the qemu/ series for the nested guests; TCG
+# with vhost-user and the qemu/l0 fixes for the host VM), one build on a
+# fresh machine.
 #
 # Usage: scripts/build-qemu.sh [--print-path] [--l0 | --l0-trace]
 #   --print-path   print the binary's path (building it first if needed)
-#   --l0           instead, the emulator that runs the host VM under TCG
-#                  (no usable KVM): Debian's QEMU with the qemu/l0 series,
-#                  which fixes nested SVM under multi-threaded TCG (lost
-#                  GIF/NPT updates on CPU 0: docs/design.md, "Running on
-#                  TCG").  --print-path then prints a wrapper that finds
-#                  the firmware of Debian's qemu-system-x86 package;
+#   --l0           the same build, as the emulator that runs the host VM
+#                  under TCG (no usable KVM): the qemu/l0 series fixes
+#                  nested SVM under multi-threaded TCG (lost GIF/NPT
+#                  updates on CPU 0: docs/design.md, "Running on TCG").
+#                  --print-path then prints a wrapper that finds the
+#                  firmware of Debian's qemu-system-x86 package;
 #                  scripts/vm/host-vm.sh uses it unless SQCQ_L0_QEMU is set.
-#   --l0-trace     as --l0, plus the qemu/l0-trace series: a per-CPU trace
+#   --l0-trace     a build of its own (TCG only): the qemu/l0-trace series, a per-CPU trace
 #                  of SVM transitions dumped on a nested guest's triple
 #                  fault, a #VMEXIT outside guest mode, an event with GIF
 #                  clear, a host #DF ("SQCQ-L0:" lines on the host VM's
@@ -23,26 +26,30 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-print=0 l0=0 series=$SQCQ_TOP/qemu/series
+print=0 l0=0 series="$SQCQ_TOP/qemu/series $SQCQ_TOP/qemu/l0/series"
 # What the binary depends on: the source version, the configure flags and
 # the series.  (Editing this script otherwise does not force a rebuild.)
-configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-kvm --enable-vhost-kernel --disable-docs --disable-werror --disable-install-blobs"
+configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-kvm --enable-tcg --enable-vhost-kernel --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs"
 for a in "$@"; do
 	case "$a" in
 	--print-path) print=1 ;;
 	--l0|--l0-trace)
 		[ $l0 = 0 ] || die "--l0 and --l0-trace are one build each: pick one"
-		l0=1 series=$SQCQ_TOP/qemu/${a#--}/series
-		configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs" ;;
-	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		l0=1
+		if [ "$a" = --l0-trace ]; then
+			series=$SQCQ_TOP/qemu/l0-trace/series
+			configure_flags="--target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-vhost-user --disable-docs --disable-werror --disable-install-blobs"
+		fi ;;
+	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$a' (try --help)" ;;
 	esac
 done
 
-pdir=$(dirname "$series")
-patches=$(grep -v '^#' "$series" | sed '/^$/d' || true)
-key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat "$series";
-	for p in $patches; do cat "$pdir/$p"; done; } | sha256sum | cut -c1-16)
+# The patches, in order, as paths: each series file names its patches
+# relative to its own directory.
+patches=$(for s in $series; do grep -v '^#' "$s" | sed '/^$/d' | sed "s|^|$(dirname "$s")/|"; done)
+key=$( { echo "$SQCQ_QEMU_SRC_VERSION $configure_flags"; cat $series;
+	for p in $patches; do cat "$p"; done; } | sha256sum | cut -c1-16)
 dir=$SQCQ_CACHE/qemu-$key
 bin=$dir/build/qemu-system-x86_64
 [ $l0 = 0 ] || bin=$dir/qemu-l0
@@ -75,8 +82,8 @@ log "qemu: preparing $dir"
 rm -rf "$dir"; mkdir -p "$dir"
 cp -a "$srcdir/tree" "$dir/src"
 for p in $patches; do
-	patch -d "$dir/src" -p1 --batch --forward -s <"$pdir/$p" >"$dir/patch.log" 2>&1 ||
-		die "qemu patch $p does not apply to qemu $ver (log: $dir/patch.log)"
+	patch -d "$dir/src" -p1 --batch --forward -s <"$p" >"$dir/patch.log" 2>&1 ||
+		die "qemu patch ${p#"$SQCQ_TOP"/} does not apply to qemu $ver (log: $dir/patch.log)"
 done
 
 # 3. Minimal build.
@@ -89,12 +96,11 @@ log "qemu: building (a few minutes; log: $dir/build.log)"
 ninja -C "$dir/build" -j"$(nproc)" qemu-system-x86_64 >>"$dir/build.log" 2>&1 ||
 	die "qemu build failed: $(grep -m3 'error' "$dir/build.log" | tr '\n' ' ') (log: $dir/build.log)"
 [ -x "$dir/build/qemu-system-x86_64" ] || die "qemu build finished without $dir/build/qemu-system-x86_64 (log: $dir/build.log)"
-if [ $l0 = 1 ]; then
-	# Firmware from Debian's packages of the same QEMU version.
-	printf '#!/bin/sh\nexec "%s" -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
-		"$dir/build/qemu-system-x86_64" >"$bin"
-	chmod +x "$bin"
-fi
+# The host VM's emulator: the binary with the firmware of Debian's
+# packages of the same QEMU version.
+printf '#!/bin/sh\nexec "%s" -L /usr/share/qemu -L /usr/share/seabios "$@"\n' \
+	"$dir/build/qemu-system-x86_64" >"$dir/qemu-l0"
+chmod +x "$dir/qemu-l0"
 rm -rf "$dir/src/.git"
 touch "$dir/.done"
 [ $print = 1 ] && echo "$bin" || log "qemu: built $bin"

@@ -4,7 +4,8 @@
 # stock Debian QEMU does not list sqcq_poll; the
 # host VM's emulator (build-qemu.sh --l0) is TCG built with every fix of
 # qemu/l0/series (CPU 0's lost hflags2 updates, the injected interrupt
-# delivered twice), and host-vm.sh picks it.
+# delivered twice), and host-vm.sh picks it; both are one build (KVM and
+# TCG in one binary: one QEMU build on a fresh machine, issue 21).
 # timeout: 900
 set -uo pipefail
 . "$(dirname "$0")/../scripts/lib/common.sh"
@@ -39,5 +40,9 @@ for p in $(grep -v '^#' "$SQCQ_TOP/qemu/l0/series" | sed '/^$/d'); do
 done
 [ $n -ge 2 ] || { echo "FAIL: qemu/l0/series lists $n fixes, expected the hflags2 and EVENTINJ ones"; exit 1; }
 echo "host VM emulator: QEMU $ver, $l0, with the $n fixes of qemu/l0"
+[ "$(dirname "$qemu")" = "$src/../build" ] || [ "$(dirname "$qemu")" = "$(dirname "$l0")/build" ] ||
+	{ echo "FAIL: two QEMU builds: $qemu for the guests, $l0 for the host VM"; exit 1; }
+"$qemu" -accel help 2>&1 | grep -qx kvm || { echo "FAIL: $qemu has no KVM accelerator"; exit 1; }
+echo "one build: $(dirname "$qemu") serves the nested guests (KVM) and the host VM (TCG)"
 grep -q 'build-qemu.sh" --l0 --print-path' "$SQCQ_TOP/scripts/vm/host-vm.sh" ||
 	{ echo "FAIL: scripts/vm/host-vm.sh does not default to the --l0 build"; exit 1; }

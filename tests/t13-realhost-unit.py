@@ -84,6 +84,10 @@ class Lio(unittest.TestCase):
         ran = []
         foreign = [change_foreign]
 
+        def targetcli(*cmds):
+            for c in cmds:
+                sh("targetcli " + c)
+
         def sh(cmd, timeout=120, check=True):
             ran.append(cmd)
             # targetcli deleting what it names, nothing else
@@ -98,7 +102,7 @@ class Lio(unittest.TestCase):
                 os.rmdir(os.path.join(self.cfg.root, "core/iblock_0/vm7-disk"))
                 foreign[0] = False
             return type("P", (), {"returncode": 0, "stdout": ""})()
-        h.sh = sh
+        h.sh, h.targetcli = sh, targetcli
         return h.teardown_lio(), ran, before
 
     def test_teardown_deletes_only_its_own(self):

@@ -269,9 +269,15 @@ class Host:
         the harness's objects is left and every other one is as found.
         """
         now = realhost.lio_objects()
-        # Targets before backstores: a LUN pins its backstore.
-        for obj in sorted((o for o in now if realhost.is_own(o)), key=lambda o: o.startswith("core/")):
-            self.sh(realhost.delete_cmd(obj), check=False)
+        # Targets before backstores: a LUN pins its backstore.  One
+        # targetcli process for all (a failure is seen below, by what is left).
+        cmds = [realhost.delete_cmd(o)[len("targetcli "):]
+                for o in sorted((o for o in now if realhost.is_own(o)), key=lambda o: o.startswith("core/"))]
+        if cmds:
+            try:
+                self.targetcli(*cmds)
+            except HostError:
+                pass
         if self.loaded_null_blk:
             self.sh("rmmod null_blk", check=False)
             self.loaded_null_blk = False
