@@ -37,10 +37,13 @@ tarball=/usr/src/$SQCQ_KSRC_PKG.tar.xz
 need_cmd make gcc git flex bison bc tar xz
 
 # The series, exactly as 'make patches' exports it (no per-patch build here:
-# the whole tree builds below).
+# the whole tree builds below), under a fixed author: the patches are build
+# input here, so neither the cache key nor the build depends on who runs it
+# (or on a git identity at all).
 series=$SQCQ_BUILD/kernel-series
 mkdir -p "$SQCQ_BUILD"	# a fresh clone has no build/ yet
-/usr/bin/python3 "$SQCQ_TOP/scripts/mkpatches.py" --no-build --out "$series" >"$SQCQ_BUILD/kernel-series.log" 2>&1 ||
+/usr/bin/python3 "$SQCQ_TOP/scripts/mkpatches.py" --no-build --author "SQ/CQ polling project <sqcq@localhost>" \
+	--out "$series" >"$SQCQ_BUILD/kernel-series.log" 2>&1 ||
 	die "could not export the series (log: $SQCQ_BUILD/kernel-series.log)"
 patches=$(find "$series" -name '0*.patch' ! -name '0000-*' | sort)
 [ -n "$patches" ] || die "the series in $series is empty"
