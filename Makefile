@@ -27,8 +27,8 @@ deps:
 modules:
 	scripts/build-modules.sh
 
-# The nested guests' QEMU (qemu/series) and the host VM's emulator
-# under TCG (qemu/l0/series).
+# One QEMU build: the nested guests' (KVM, qemu/series) and the host VM's
+# emulator under TCG (qemu/l0/series); the second call finds it built.
 qemu:
 	scripts/build-qemu.sh
 	scripts/build-qemu.sh --l0

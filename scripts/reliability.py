@@ -335,6 +335,9 @@ def main():
             sys.exit("reliability: the debug kernel did not build (see the error above)")
         kdir = p.stdout.strip().splitlines()[-1]
         env["SQCQ_L1_KERNEL"] = kdir
+        # The debug kernel boots as the host VM: on a real KVM host too
+        # (where the automatic role would be the local one).
+        env["SQCQ_ROLE"] = "vm"
         if a.guest_kernel:
             env["SQCQ_GUEST_KERNEL"] = kdir
         # KASAN, lockdep and kmemleak under TCG: give every test three
