@@ -148,6 +148,8 @@ def check_args(a, matrix, modes):
                      f"{','.join(test_name(t) for t in tests if test_name(t) not in writes) or 'randread-qd1-nj1'}) "
                      f"or give --allow-writes (the data on {dev} is lost)")
     if kind == "block":
+        if a.role == "auto":
+            a.role = "local"  # a device of this machine: never the host VM's namesake
         if a.role == "vm":
             sys.exit(f"matrix: --backstore {a.backstore} is a device of this machine: it needs the "
                      "local role (a real KVM host), not the host VM")
@@ -283,7 +285,8 @@ def main():
     os.makedirs(out, exist_ok=True)
 
     if os.environ.get("SQCQ_QEMU"):
-        err = P.qemu_error(os.environ["SQCQ_QEMU"], any(modes["modes"][m].get("sqcq_poll") for m in mode_list))
+        err = P.qemu_error(os.environ["SQCQ_QEMU"], any(modes["modes"][m].get("sqcq_poll") for m in mode_list),
+                           any(modes["modes"][m].get("worker_per_vq") for m in mode_list))
         if err:
             sys.exit(f"matrix: {err}")
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore, allow_writes=a.allow_writes)
@@ -359,7 +362,9 @@ def main():
                      host=dict(plan["host"], ceiling=[] if ceiling_done else plan["host"].get("ceiling", [])))
         n2 = sum(1 for g in left for st in g["steps"] if st.get("measure"))
         rc, s2 = launch(a.role, env, plan2, out, "run2", n2, runtime)
+        vms = {v["pid"]: v for v in summary.get("host", {}).get("other_vms", []) + s2.get("host", {}).get("other_vms", [])}
         summary = dict(s2, steps=summary["steps"] + s2["steps"])
+        summary.setdefault("host", {})["other_vms"] = sorted(vms.values(), key=lambda v: v["pid"])
     for sub in ("run", "run2"):
         # A host VM that oopsed on a stray int3 while booting, booted again
         # by scripts/vm/host-vm.sh, is named in the report too.

@@ -34,6 +34,8 @@ vm) exec "$SQCQ_TOP/scripts/vm/host-vm.sh" --timeout "$timeout_s" "$1" "$2" ;;
 local)
 	need_root "the local host role (loads modules, configures LIO)"
 	mkdir -p "$2"
-	exec timeout --kill-after=10 "$timeout_s" /usr/bin/python3 "$SQCQ_TOP/scripts/host/run_plan.py" --role local "$1" "$2" ;;
+	# (SIGTERM at the timeout: the host role removes what it made, which
+	# takes a few targetcli calls, before SIGKILL)
+	exec timeout --kill-after=180 "$timeout_s" /usr/bin/python3 "$SQCQ_TOP/scripts/host/run_plan.py" --role local "$1" "$2" ;;
 *) die "unknown role '$role' (auto, vm, local)" ;;
 esac

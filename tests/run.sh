@@ -43,6 +43,10 @@ done
 if [ $list = 1 ]; then printf '%s\n' "${tests[@]##*/}"; exit 0; fi
 
 run_dir=${SQCQ_RUN_DIR:-$top/results/tests/$(date +%Y%m%d-%H%M%S)}
+# The suite's plans run in the host VM, also on a real KVM host (where the
+# automatic role would be the host itself, and the faults would be its
+# own): SQCQ_ROLE=local chooses that explicitly.
+export SQCQ_ROLE=${SQCQ_ROLE:-vm}
 mkdir -p "$run_dir"
 # Kernel-log reports fail any test whose logs contain them (tests/lib/scanlog.py).
 

@@ -12,6 +12,9 @@ out=${SQCQ_TEST_OUT:?run tests through tests/run.sh}
 mk=$SQCQ_TOP/scripts/mkpatches.py
 scratch=$out/identity
 mkdir -p "$scratch/nogit"
+# git looks no further up than the scratch directory (the checkout's own
+# config may have an identity).
+export GIT_CEILING_DIRECTORIES=$scratch
 
 # No identity at all: git sees no global or system config from a
 # directory outside any repository.

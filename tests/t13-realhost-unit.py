@@ -77,9 +77,9 @@ class Lio(unittest.TestCase):
         self.assertIn("targetcli /backstores/fileio delete sqcq_disk0", msg)
         self.assertIsNone(realhost.names_taken({"core/fileio_2/disk0", "iscsi/iqn.x"}))
 
-    def teardown(self, change_foreign=False):
+    def teardown(self, change_foreign=False, role="local"):
         before = realhost.lio_objects()
-        h = hostrole.Host({"host": {}, "lio": {}}, self.d, "local")
+        h = hostrole.Host({"host": {}, "lio": {}}, self.d, role)
         h.lio_before = before
         ran = []
         foreign = [change_foreign]
@@ -118,19 +118,35 @@ class Lio(unittest.TestCase):
         self.assertIn("4 other LIO objects as found", res["output"])
 
     def test_teardown_notices_a_foreign_change(self):
+        # On a real host its user may change their own objects: a warning.
         res, _, _ = self.teardown(change_foreign=True)
+        self.assertTrue(res["ok"], res)
+        self.assertIn("gone: core/iblock_0/vm7-disk", res["warning"])
+
+    def test_teardown_in_the_host_vm_fails_on_any_change(self):
+        self.cfg = FakeConfigfs(self.cfg.root)
+        res, _, _ = self.teardown(change_foreign=True, role="vm")
         self.assertFalse(res["ok"])
         self.assertIn("gone: core/iblock_0/vm7-disk", res["error"])
 
     def test_vhost_scsi_in_use(self):
         mod = os.path.join(self.d, "module")
         os.makedirs(mod)
+        # the fabric directory, three targets and one open /dev/vhost-scsi
         with open(os.path.join(mod, "refcnt"), "w") as f:
-            f.write("2\n")
+            f.write("5\n")
         why = realhost.vhost_scsi_users(sysmod=mod)
         self.assertIn("naa.500140512345678a", why)
-        self.assertIn("2 module references", why)
+        self.assertIn("1 other module reference (an open /dev/vhost-scsi: a VM)", why)
         self.assertIsNone(realhost.vhost_scsi_users(sysmod=os.path.join(self.d, "absent")))
+        # an empty fabric directory left by someone's last target: unused
+        for w in os.listdir(os.path.join(self.cfg.root, "vhost")):
+            if w.startswith("naa."):
+                for top, _d, _f in os.walk(os.path.join(self.cfg.root, "vhost", w), topdown=False):
+                    os.rmdir(top)
+        with open(os.path.join(mod, "refcnt"), "w") as f:
+            f.write("1\n")
+        self.assertIsNone(realhost.vhost_scsi_users(sysmod=mod))
 
 
 class Steps(unittest.TestCase):
@@ -151,7 +167,7 @@ class Steps(unittest.TestCase):
                   {"name": "second", "type": "second-guest"}]
         plan = {"guests": [{"name": "g", "steps": reads + writes + P.verify_steps("baseline", modes)}]}
         got = realhost.writing_steps(plan)
-        self.assertEqual(got, ["g: w", "g: dd", "g: verify-write", "g: verify-reread",
+        self.assertEqual(got, ["g: w", "g: dd", "g: second", "g: verify-write", "g: verify-reread",
                                "g: corrupt-one-block", "g: verify-detects-corruption"])
         self.assertEqual(realhost.writing_steps({"guests": [{"name": "g", "steps": reads}]}), [])
 

@@ -22,6 +22,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 build_vhostdrv
 w1=naa.5001405000000001 w2=naa.5001405000000003
-run_plan --modes none --host-check "targetcli /vhost create $w2 && targetcli /vhost/$w2/tpg1/luns create $SQCQ_LIO_BACKSTORE && $tool $w1 $w2"
+run_plan --modes none --host-check "targetcli /vhost create $w2 && targetcli /vhost/$w2/tpg1/luns create \$SQCQ_LIO_BACKSTORE && $tool $w1 $w2"
 show_host_checks
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run"

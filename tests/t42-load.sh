@@ -15,7 +15,7 @@ targets="" mk=""
 for i in 10 11 12 13 14; do
 	w=naa.50014050000000$i
 	targets="$targets $w"
-	mk="$mk targetcli /vhost create $w && targetcli /vhost/$w/tpg1/luns create $SQCQ_LIO_BACKSTORE &&"
+	mk="$mk targetcli /vhost create $w && targetcli /vhost/$w/tpg1/luns create \$SQCQ_LIO_BACKSTORE &&"
 done
 run_plan --modes none --host-check "$mk $tool --load 90$targets"
 show_host_checks

@@ -17,6 +17,12 @@
 # vm: yes
 set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
+# It runs the local role inside the host VM on Debian's kernel: not on a
+# real host's own role, not on the debug kernel's in-tree vhost_scsi.
+[ "${SQCQ_ROLE:-vm}" = vm ] || { echo "skip: the local role's test runs in the host VM (SQCQ_ROLE=vm)"; exit 77; }
+[ -z "${SQCQ_L1_KERNEL:-}" ] || { echo "skip: the host VM runs the kernel of 'make kernel' (SQCQ_L1_KERNEL)"; exit 77; }
+# The host VM's plan holds the inner run (up to 900 s) and the refusals.
+export PLAN_TIMEOUT=${PLAN_TIMEOUT:-1500}
 /usr/bin/python3 "$SQCQ_TOP/scripts/mkplan.py" -o "$out/local-plan.json" --modes baseline,sqcq-poll \
 	--steps rw:randread:1 --runtime 3 || { echo "FAIL: could not build the local role's plan"; exit 1; }
 # (the host VM sees this machine's files read-only at the same paths and

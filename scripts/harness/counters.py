@@ -201,6 +201,11 @@ class KvmCounters:
         whole run and each measurement is a difference of two readings.
         """
         if self.tracing:
+            # What a real host's own tracing had there, for teardown().
+            self.saved = {}
+            for f in ("filter", "enable"):
+                with open(f"{self.TRACEFS}/kvm_exit/{f}") as fh:
+                    self.saved[f] = fh.read().strip()
             self._trigger("kvm_exit", self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", self.MMIO_TRIGGER)
             # Record a vCPU's shutdown exits (triple faults) in the trace
@@ -225,12 +230,15 @@ class KvmCounters:
         return 0x7f if self.vendor == "svm" else 2
 
     def teardown(self):
+        """Detach the histograms; the event's filter and enable as found."""
         if self.tracing:
             if self.shutdown_trace:
+                saved = getattr(self, "saved", {})
                 with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
-                    f.write("0")
+                    f.write(saved.get("enable", "0")[:1] if saved.get("enable", "0")[:1] in "01" else "0")
                 with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
-                    f.write("0")
+                    # ("none": no filter; "0" clears one)
+                    f.write("0" if saved.get("filter", "none") == "none" else saved["filter"])
             self._trigger("kvm_exit", "!" + self.EXIT_TRIGGER)
             self._trigger("kvm_fast_mmio", "!" + self.MMIO_TRIGGER)
 

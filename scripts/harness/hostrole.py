@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -94,7 +95,7 @@ class Host:
         if taken and self.role == "local":
             raise HostError(taken)
         self.owns_lio = True
-        if os.path.exists("/sys/kernel/debug/kmemleak"):
+        if os.path.exists("/sys/kernel/debug/kmemleak") and self.role == "vm":
             # Leaks from boot are not the plan's: forget what a scan finds now.
             self.sh("echo scan > /sys/kernel/debug/kmemleak; echo clear > /sys/kernel/debug/kmemleak",
                     timeout=900, check=False)
@@ -110,6 +111,9 @@ class Host:
                                 "harness in its host VM (--role vm)")
             self.found_vhost_scsi = ("project" if os.path.exists("/sys/module/vhost_scsi/parameters/sqcq_enable")
                                      else "stock")
+            # (an empty vhost fabric directory pins the module)
+            if os.path.isdir("/sys/kernel/config/target/vhost"):
+                self.sh("rmdir /sys/kernel/config/target/vhost", check=False)
             self.sh("rmmod vhost_scsi", check=False)
             if os.path.isdir("/sys/module/vhost_scsi"):
                 raise HostError("vhost_scsi is loaded and in use; stop its users first")
@@ -144,7 +148,7 @@ class Host:
         """rmmod vhost_scsi once QEMU is gone: must succeed (no leaked refs).
 
         The fabric's configfs directory pins the module; LIO teardown
-        (clearconfig) leaves it, so it goes first.
+        (deleting the targets) leaves it, so it goes first.
         """
         if os.path.isdir("/sys/kernel/config/target/vhost"):
             self.sh("rmdir /sys/kernel/config/target/vhost", check=False)
@@ -166,9 +170,11 @@ class Host:
     def setup_lio(self):
         lio = self.plan["lio"]
         size = int(lio.get("size_mb", 1024))
-        os.makedirs("/run/dbus", exist_ok=True)
-        if not os.path.exists("/run/dbus/system_bus_socket"):
-            self.sh("dbus-daemon --system --fork --nopidfile")
+        if self.role == "vm":
+            # (the host VM has no D-Bus of its own; a real host keeps its own)
+            os.makedirs("/run/dbus", exist_ok=True)
+            if not os.path.exists("/run/dbus/system_bus_socket"):
+                self.sh("dbus-daemon --system --fork --nopidfile")
         os.environ.setdefault("HOME", tempfile.gettempdir())
         kind = lio.get("backstore", "fileio")
         # self.backing: the file or device under the backstore, which the
@@ -191,9 +197,11 @@ class Host:
             create = f"/backstores/block create name={DISK0} dev=/dev/nullb0"
             bs, self.backing = f"/backstores/block/{DISK0}", "/dev/nullb0"
         elif kind == "block":
-            # A user's own device: whole, unused, and read-only unless the
-            # plan allows writes (matrix.py --allow-writes).
+            # A user's own device: unused, and read-only unless the plan
+            # allows writes (matrix.py --allow-writes); a real host's only.
             dev = lio.get("dev", "")
+            if self.role != "local":
+                raise HostError(f"backstore block:{dev} is a device of a real host: it needs the local role")
             err = realhost.check_block_device(dev)
             if err:
                 raise HostError(err)
@@ -223,13 +231,20 @@ class Host:
         One result per test ({"name", "args"}; args without a filename).
         """
         bs = self.backstore_path
+        if self.plan["lio"].get("backstore") == "block":
+            # A loopback LUN would show the user's disk a second time (LVM,
+            # md and udev would see duplicate signatures).
+            raise HostError("not measured on a device of yours (block backstore): the loopback "
+                            "export would show it twice to this host")
         before = set(os.listdir("/sys/block"))
         # No udev in the host VM: load the disk driver ourselves.
         self.sh("modprobe -a tcm_loop sd_mod")
         self.targetcli(f"/loopback create {LOOP_WWN}", f"/loopback/{LOOP_WWN}/luns create {bs}")
         dev = None
         for _ in range(100):
-            new = [d for d in set(os.listdir("/sys/block")) - before if d.startswith("sd")]
+            # (only a disk under tcm_loop's adapter: not one hot-plugged meanwhile)
+            new = [d for d in set(os.listdir("/sys/block")) - before if d.startswith("sd")
+                   and "tcm_loop" in os.path.realpath(f"/sys/block/{d}")]
             if new:
                 dev = "/dev/" + sorted(new)[0]
                 if os.path.exists(dev):
@@ -277,7 +292,10 @@ class Host:
             try:
                 self.targetcli(*cmds)
             except HostError:
-                pass
+                # The batch stops at its first failure: the rest one by one.
+                for obj in sorted((o for o in realhost.lio_objects() if realhost.is_own(o)),
+                                  key=lambda o: o.startswith("core/")):
+                    self.sh(realhost.delete_cmd(obj), check=False)
         if self.loaded_null_blk:
             self.sh("rmmod null_blk", check=False)
             self.loaded_null_blk = False
@@ -285,13 +303,20 @@ class Host:
         left = sorted(o for o in after if realhost.is_own(o))
         changed = realhost.foreign_changes(self.lio_before, after)
         others = len([o for o in after if not realhost.is_own(o)])
-        res = {"guest": "-", "step": "lio-cleanup", "ok": not left and not changed,
+        # In the host VM nobody else changes LIO: a change is the harness's
+        # bug.  On a real host its user may have changed their own objects
+        # meanwhile: a warning.
+        fails = bool(left) or bool(changed and self.role == "vm")
+        res = {"guest": "-", "step": "lio-cleanup", "ok": not fails,
                "output": f"the harness's LIO objects deleted by name; {others} other LIO object"
-                         f"{'' if others == 1 else 's'} as found"}
-        if left or changed:
+                         f"{'' if others == 1 else 's'} "
+                         + (f"changed meanwhile ({changed})" if changed else "as found")}
+        if fails:
             res["error"] = "; ".join(x for x in (f"left behind: {', '.join(left)}" if left else "",
                                                   f"LIO objects not the harness's changed: {changed}"
                                                   if changed else "") if x)
+        elif changed:
+            res["warning"] = f"LIO objects not the harness's changed during the run: {changed}"
         return res
 
     def restore_vhost_scsi(self):
@@ -945,13 +970,20 @@ def run_plan(plan, out, role):
     /run/tmp, the user's $TMPDIR or /tmp on a real host) and removed at
     the end.
     """
-    old = {k: os.environ.get(k) for k in ("TMPDIR", "HOME")}  # (setup_lio may set HOME)
+    old = {k: os.environ.get(k) for k in ("TMPDIR", "HOME", "TARGETCLI_HOME")}  # (setup_lio may set HOME)
     scratch = tempfile.mkdtemp(prefix="sqcq-host-")
     os.environ["TMPDIR"] = scratch
+    # targetcli's preferences (the harness sets auto_save_on_exit=false)
+    # go to the scratch directory, not to the user's ~/.targetcli.
+    os.environ["TARGETCLI_HOME"] = os.path.join(scratch, "targetcli")
     tempfile.tempdir = None  # gettempdir() reads $TMPDIR again
+    # SIGTERM (run-plan.sh's timeout) ends the plan like Ctrl-C: on a real
+    # host the harness still removes what it made (_run_plan).
+    old_term = signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run_plan(plan, out, role)
     finally:
+        signal.signal(signal.SIGTERM, old_term)
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -961,6 +993,32 @@ def run_plan(plan, out, role):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def clean_up_local(host, counter_src, summary):
+    """After a failed or interrupted run on a real host: remove what the
+    harness made (never what it found) and load what it unloaded."""
+    errs = []
+    try:
+        if counter_src:
+            counter_src.teardown()
+    except OSError as e:
+        errs.append(f"tracing: {e}")
+    try:
+        if host.owns_lio:
+            summary["steps"].append(host.teardown_lio())
+        if host.loaded_vhost_scsi and os.path.isdir("/sys/module/vhost_scsi"):
+            host.unload_modules()
+        if not os.path.isdir("/sys/module/vhost_scsi"):
+            summary["steps"] += host.restore_vhost_scsi()
+    except (HostError, OSError) as e:
+        errs.append(str(e))
+    if errs:
+        summary["host"]["error"] += "; then, cleaning up: " + "; ".join(errs)
+
+
 def note_other_vms(seen, summary, out, exclude=()):
     """Record KVM VMs not run by this plan (realhost.other_vms) in SEEN,
     summary["host"]["other_vms"] and the progress log."""
@@ -968,7 +1026,7 @@ def note_other_vms(seen, summary, out, exclude=()):
         if pid not in seen:
             seen[pid] = comm
             progress(out, f"warning: another VM runs on this host (pid {pid}, {comm}): exits and "
-                          "interrupt injections are host-wide counters and include its")
+                          "interrupt injections are host-wide counters and include theirs")
     summary["host"]["other_vms"] = [{"pid": p, "comm": c} for p, c in sorted(seen.items())]
 
 
@@ -990,6 +1048,7 @@ def _run_plan(plan, out, role):
     others = {}
     note_other_vms(others, summary, out)
     torn_down = False
+    bug = None
     try:
         host.load_modules()
         summary["steps"] += run_host_checks(host, plan["host"].get("pre", []))
@@ -1040,19 +1099,17 @@ def _run_plan(plan, out, role):
         summary["steps"] += kmemleak_step(host) + lockdep_step()
     except HostError as e:
         summary["host"]["error"] = str(e)
-        if role == "local" and not torn_down:
-            # A real host keeps running: what the harness made goes even
-            # after a failure (a guest whose QEMU did not exit was reported
-            # by its step; deleting its target may fail, and says so).
-            try:
-                if host.owns_lio:
-                    summary["steps"].append(host.teardown_lio())
-                if host.loaded_vhost_scsi and os.path.isdir("/sys/module/vhost_scsi"):
-                    host.unload_modules()
-                if not os.path.isdir("/sys/module/vhost_scsi"):
-                    summary["steps"] += host.restore_vhost_scsi()
-            except HostError as e2:
-                summary["host"]["error"] += f"; then, cleaning up: {e2}"
+    except (Exception, KeyboardInterrupt) as e:  # a bug; Ctrl-C or SIGTERM
+        summary["host"]["error"] = f"stopped by {type(e).__name__}: {e}"
+        if not isinstance(e, KeyboardInterrupt):
+            bug = e
+    if "error" in summary["host"] and role == "local" and not torn_down:
+        # A real host keeps running: what the harness made goes even
+        # after a failure (a guest whose QEMU did not exit was reported
+        # by its step; deleting its target may fail, and says so).
+        clean_up_local(host, counter_src, summary)
     write_summary(out, summary)
+    if bug is not None:
+        raise bug  # with its traceback, after the cleanup
     failed = "error" in summary["host"] or not all(s["ok"] for s in summary["steps"])
     return 1 if failed else 0

@@ -74,10 +74,11 @@ def parse_backstore(text):
     raise ValueError(f"backstore '{text}' is none of {', '.join(BACKSTORES)}")
 
 
-def qemu_error(qemu, need_sqcq):
+def qemu_error(qemu, need_sqcq, need_wpv=False):
     """Why QEMU cannot run the nested guests (None if it can): SQCQ_QEMU
     must be an executable with vhost-scsi-pci and, for the sqcq modes,
-    the qemu/ series' sqcq_poll property."""
+    the qemu/ series' sqcq_poll property (worker_per_virtqueue for a
+    worker-per-vq mode)."""
     if not (os.path.isfile(qemu) and os.access(qemu, os.X_OK)):
         return f"SQCQ_QEMU={qemu} is not an executable"
     try:
@@ -90,6 +91,9 @@ def qemu_error(qemu, need_sqcq):
     if need_sqcq and "sqcq_poll" not in p.stdout:
         return (f"SQCQ_QEMU={qemu} lacks vhost-scsi-pci's sqcq_poll property (the qemu/ series), "
                 "which the sqcq modes need: apply qemu/*.patch to it, or leave those modes out")
+    if need_wpv and "worker_per_virtqueue" not in p.stdout:
+        return (f"SQCQ_QEMU={qemu} lacks vhost-scsi-pci's worker_per_virtqueue property "
+                "(qemu/0002), which the worker-per-vq modes need")
     return None
 
 

@@ -96,7 +96,7 @@ def foreign_changes(before, after):
     a = {o for o in after if not is_own(o)}
     gone, new = sorted(b - a), sorted(a - b)
     if not gone and not new:
-        return None
+        return None  # (the caller decides whether that fails: a user may change LIO meanwhile)
     return "; ".join(x for x in (f"gone: {', '.join(gone)}" if gone else "",
                                  f"appeared: {', '.join(new)}" if new else "") if x)
 
@@ -114,8 +114,13 @@ def vhost_scsi_users(cfg=None, sysmod="/sys/module/vhost_scsi"):
     targets = sorted(o.split("/", 1)[1] for o in lio_objects(cfg) if o.startswith("vhost/"))
     if targets:
         why.append(f"vhost-scsi targets {', '.join(targets)}")
-    if refs:
-        why.append(f"{refs} module reference{'s' if refs > 1 else ''} (open /dev/vhost-scsi or targets)")
+    # The vhost fabric's configfs directory holds one reference of its
+    # own, also once its last target is gone (the harness removes it).
+    if os.path.isdir(os.path.join(cfg or CFG, "vhost")):
+        refs -= 1
+    refs -= len(targets)
+    if refs > 0:
+        why.append(f"{refs} other module reference{'s' if refs > 1 else ''} (an open /dev/vhost-scsi: a VM)")
     return " and ".join(why) or None
 
 
@@ -169,10 +174,35 @@ def writing_steps(plan):
     for g in plan.get("guests", []):
         for s in g.get("steps", []):
             text = " ".join(s.get("args", [])) + " " + s.get("cmd", "")
-            # (a second guest writes to a disk of its own, sqcq_disk1)
-            if WRITES.search(text) and s.get("type") != "second-guest":
+            # (a second guest writes to a disk of its own, sqcq_disk1, and
+            # the first guest meanwhile to its disk)
+            if WRITES.search(text) or s.get("type") == "second-guest":
                 out.append(f"{g.get('name', '?')}: {s['name']}")
     return out
+
+
+def device_opener(rdev, proc="/proc"):
+    """(pid, comm) of a process with block device RDEV open, or None."""
+    for pid in os.listdir(proc):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        fd_dir = os.path.join(proc, pid, "fd")
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = os.stat(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
+                try:
+                    with open(os.path.join(proc, pid, "comm")) as f:
+                        return int(pid), f.read().strip()
+                except OSError:
+                    return int(pid), "?"
+    return None
 
 
 def check_block_device(dev, mounts="/proc/mounts", swaps="/proc/swaps", sysdev="/sys/dev/block"):
@@ -183,6 +213,14 @@ def check_block_device(dev, mounts="/proc/mounts", swaps="/proc/swaps", sysdev="
         return f"backstore block:{dev}: {e.strerror}"
     if not stat.S_ISBLK(st.st_mode):
         return f"backstore block:{dev} is not a block device"
+    # An exclusive open fails while a filesystem, dm, md or swap holds it.
+    try:
+        os.close(os.open(dev, os.O_RDONLY | os.O_EXCL))
+    except OSError as e:
+        return f"backstore block:{dev} is in use ({e.strerror}: mounted, swap, or held by dm/md or another exclusive user)"
+    opener = device_opener(st.st_rdev)
+    if opener:
+        return f"backstore block:{dev} is open in process {opener[0]} ({opener[1]}): another VM's disk?"
     majmin = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
     # The device and its partitions, as major:minor.
     devs = {majmin}

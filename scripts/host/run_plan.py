@@ -29,6 +29,11 @@ def main():
     if a.role == "local":
         err = local_role_error(plan)
         if err:
+            # (a summary too, for the caller's report)
+            os.makedirs(a.out, exist_ok=True)
+            with open(os.path.join(a.out, "summary.json"), "w") as f:
+                json.dump({"role": a.role, "plan": plan.get("name", ""), "steps": [], "partial": False,
+                           "host": {"error": f"the local host role cannot run here: {err}"}}, f, indent=1)
             sys.exit(f"run_plan: the local host role cannot run here: {err}")
     sys.exit(run_plan(plan, a.out, a.role))
 

@@ -29,7 +29,7 @@ export SQCQ_IN_HOST_VM=1
 run_local() {	# NAME [WRAPPER...]: the local role into $res/NAME; its exit code
 	local name=$1
 	shift
-	"$@" "$top/scripts/run-plan.sh" --role local --timeout 1500 "$plan" "$res/$name" >"$res/$name.log" 2>&1
+	"$@" "$top/scripts/run-plan.sh" --role local --timeout 900 "$plan" "$res/$name" >"$res/$name.log" 2>&1
 }
 # Why a run was refused: its summary's host error, or its log's last line.
 refusal() {
@@ -50,7 +50,9 @@ before=$(snapshot)
 echo "ok - set up someone else's LIO objects: $(echo "$before" | sed "s|$cfg/||" | tr '\n' ' ')"
 
 # 1. The run: modules, LIO, the guests, fio, the summary, the cleanup.
-run_local run || { tail -20 "$res/run.log"; fail "the local role exited $?: $(refusal run)"; }
+run_local run
+rc=$?
+[ $rc = 0 ] || { tail -20 "$res/run.log"; fail "the local role exited $rc: $(refusal run)"; }
 /usr/bin/python3 - "$res/run/summary.json" <<'PY' || exit 1
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -114,5 +116,7 @@ same_lio "after the refusals (/dev/kvm, kernel)"
 # Leave the host VM as its plan found it.
 tc /loopback delete $other_lun
 tc /backstores/fileio delete other_disk
-rmmod vhost_scsi 2>/dev/null
+# (the vhost fabric's configfs directory outlives its last target and pins the module)
+rmdir "$cfg/vhost" 2>/dev/null
+rmmod vhost_scsi || fail "cannot unload Debian's vhost_scsi again"
 echo "ok - someone else's objects removed again; the host VM's plan goes on"
