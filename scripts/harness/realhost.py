@@ -124,36 +124,45 @@ def vhost_scsi_users(cfg=None, sysmod="/sys/module/vhost_scsi"):
     return " and ".join(why) or None
 
 
-def other_vms(exclude=(), proc="/proc"):
-    """KVM VMs of other processes: [(pid, comm)], from their kvm-vm fds.
-
-    EXCLUDE: pids whose VMs (and whose children's) are the harness's own.
-    """
-    found = []
+def open_files(proc="/proc", exclude=()):
+    """(pid, fd path) of every open file of every process but EXCLUDE's
+    and their children's."""
     for pid in os.listdir(proc):
         if not pid.isdigit() or int(pid) in exclude:
             continue
         try:
             with open(os.path.join(proc, pid, "stat")) as f:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            fds = os.listdir(os.path.join(proc, pid, "fd"))
         except (OSError, ValueError, IndexError):
             continue
         if ppid in exclude:
             continue
-        fd_dir = os.path.join(proc, pid, "fd")
+        for fd in fds:
+            yield int(pid), os.path.join(proc, pid, "fd", fd)
+
+
+def comm(pid, proc="/proc"):
+    try:
+        with open(os.path.join(proc, str(pid), "comm")) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def other_vms(exclude=(), proc="/proc"):
+    """KVM VMs of other processes: [(pid, comm)], from their kvm-vm fds.
+
+    EXCLUDE: pids whose VMs (and whose children's) are the harness's own.
+    """
+    found = set()
+    for pid, fd in open_files(proc, exclude):
         try:
-            fds = os.listdir(fd_dir)
+            if pid not in found and os.readlink(fd) == "anon_inode:kvm-vm":
+                found.add(pid)
         except OSError:
             continue
-        for fd in fds:
-            try:
-                if os.readlink(os.path.join(fd_dir, fd)) == "anon_inode:kvm-vm":
-                    with open(os.path.join(proc, pid, "comm")) as f:
-                        found.append((int(pid), f.read().strip()))
-                    break
-            except OSError:
-                continue
-    return sorted(found)
+    return sorted((pid, comm(pid, proc)) for pid in found)
 
 
 def destructive_refusal(step, role, env=os.environ):
@@ -183,25 +192,13 @@ def writing_steps(plan):
 
 def device_opener(rdev, proc="/proc"):
     """(pid, comm) of a process with block device RDEV open, or None."""
-    for pid in os.listdir(proc):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        fd_dir = os.path.join(proc, pid, "fd")
+    for pid, fd in open_files(proc, exclude={os.getpid()}):
         try:
-            fds = os.listdir(fd_dir)
+            st = os.stat(fd)
         except OSError:
             continue
-        for fd in fds:
-            try:
-                st = os.stat(os.path.join(fd_dir, fd))
-            except OSError:
-                continue
-            if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
-                try:
-                    with open(os.path.join(proc, pid, "comm")) as f:
-                        return int(pid), f.read().strip()
-                except OSError:
-                    return int(pid), "?"
+        if stat.S_ISBLK(st.st_mode) and st.st_rdev == rdev:
+            return pid, comm(pid, proc)
     return None
 
 
