@@ -6,7 +6,9 @@
 # (~0 CPU two seconds after I/O stops, no wakeups meanwhile), and the next
 # kick wakes it.  Policy tuned so that spinning always pays (a 1 s
 # ceiling) and the poller sleeps 200 us after the last request, to make the
-# sleep/wake sequence deterministic.
+# sleep/wake sequence deterministic.  The timed fio steps ask that the
+# poller took every request (a share: the debug host VM ran 66 I/Os at
+# QD1 in 5 s, where an absolute count of 100 failed).
 # timeout: 900
 # vm: yes
 set -uo pipefail
@@ -17,8 +19,8 @@ run_plan --modes sqcq-poll --check-bad-params \
 s=sqcq-poll
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect $s:verify-write:poller.vq_work'>'1000 \
-	--expect $s:randread-qd32-5:poller.vq_work'>'1000 \
+	--expect $s:randread-qd32-5:poller.vq_work/ios'>='0.99 \
 	--expect $s:idle-6:poller.wakeups'<'1 \
 	--expect $s:idle-6:poller.cpu_pct'<'1 \
 	--expect $s:randread-qd1-7:poller.wakeups_by_kick'>'0.5 \
-	--expect $s:randread-qd1-7:poller.vq_work'>'100
+	--expect $s:randread-qd1-7:poller.vq_work/ios'>='0.99

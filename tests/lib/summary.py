@@ -6,7 +6,8 @@ Usage: summary.py OUTDIR [--expect 'MODE:STEP:FIELD<op>VALUE' ...]
 Fails (exit 1) with one line naming the step if any step failed, if a
 host-level error was recorded, or if an --expect does not hold.  FIELD is a
 key of the step's per_io figures (exits, kicks, guest_irqs, ...), 'iops',
-or SECTION.KEY (e.g. poller.vq_work).
+or SECTION.KEY (e.g. poller.vq_work); FIELD/ios divides it by the step's
+I/O count (a share that does not depend on how fast the machine ran).
 """
 import json
 import operator
@@ -67,7 +68,7 @@ def main():
             print(f"FAIL: {st['guest']}/{st['step']}: {st.get('error', '?')}")
             rc = 1
     for e in expects:
-        m = re.fullmatch(r"([\w-]+):([\w-]+):([\w.]+)(<=|>=|<|>)([\d.]+)", e)
+        m = re.fullmatch(r"([\w-]+):([\w-]+):([\w.]+(?:/ios)?)(<=|>=|<|>)([\d.]+)", e)
         if not m:
             print(f"FAIL: bad --expect '{e}'")
             return 1
@@ -77,11 +78,14 @@ def main():
             print(f"FAIL: expectation {e}: no step {g}/{step} in the summary")
             rc = 1
             continue
-        if "." in field:
-            sect, key = field.split(".", 1)
+        name, per_io = (field[:-len("/ios")], True) if field.endswith("/ios") else (field, False)
+        if "." in name:
+            sect, key = name.split(".", 1)
             v = st.get(sect, {}).get(key)
         else:
-            v = st.get(field, st.get("per_io", {}).get(field))
+            v = st.get(name, st.get("per_io", {}).get(name))
+        if per_io and v is not None:
+            v = v / st["ios"] if st.get("ios") else None
         if v is None:
             print(f"FAIL: expectation {e}: {g}/{step} has no '{field}'")
             rc = 1
