@@ -383,11 +383,14 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 * completion kworkers and the driver share the worker's CPU:
 		 * not yet, see docs/results.md.)
 		 */
-		if (need_resched() || signal_pending(current)) {
+		if (need_resched()) {
 			sqcq_policy_contended(&sv->policy, &sv->params);
 			WRITE_ONCE(sv->contended, sv->contended + 1);
 			return SQCQ_SPENT;
 		}
+		/* The owner is going away (SIGKILL): stop, learn nothing. */
+		if (signal_pending(current))
+			return SQCQ_SPENT;
 		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
 		cpu_relax();
 		sqcq_set_busy_cpu(sv, raw_smp_processor_id());

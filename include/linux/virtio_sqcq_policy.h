@@ -32,8 +32,10 @@
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
 
 #ifdef __KERNEL__
+#include <linux/build_bug.h>
 #include <linux/types.h>
 #else
+#include <assert.h>	/* static_assert */
 #include <stdbool.h>
 #include <linux/types.h>	/* the uapi __u64 and __u32 */
 typedef __u64 u64;
@@ -70,6 +72,8 @@ struct sqcq_policy {
 #define SQCQ_IDLE_TIMEOUT_NS	1000000U
 /* The largest ceiling a module parameter accepts, in us (1 s). */
 #define SQCQ_SPIN_MAX_US_LIMIT	1000000U
+/* A gap beyond the ceiling is learnt as 2 x the ceiling: that must fit. */
+static_assert(2ULL * SQCQ_SPIN_MAX_US_LIMIT * 1000 <= SQCQ_GAP_CAP_NS);
 /* sqcq_spin_max_us=auto: the ceiling is measured (sqcq_policy_cost()). */
 #define SQCQ_SPIN_MAX_AUTO	0xffffffffU
 /* The newest cost sample weighs 1/4 (QEMU's AioContext polling EMA). */
