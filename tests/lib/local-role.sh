@@ -37,6 +37,12 @@ refusal() {
 		"$res/$1/summary.json" 2>/dev/null || tail -1 "$res/$1.log"
 }
 
+# A real host runs a system D-Bus (targetcli's backstores look for TCMU
+# handlers on it); the host VM's plan starts one only later, in its setup.
+mkdir -p /run/dbus
+[ -S /run/dbus/system_bus_socket ] || dbus-daemon --system --fork --nopidfile ||
+	fail "cannot start a system D-Bus"
+
 # Someone else's: a fileio backstore exported through the loopback
 # fabric, and Debian's vhost_scsi loaded but unused.
 modprobe -a tcm_loop target_core_file || fail "cannot load tcm_loop"
