@@ -132,12 +132,10 @@ class Lio(unittest.TestCase):
     def test_vhost_scsi_in_use(self):
         mod = os.path.join(self.d, "module")
         os.makedirs(mod)
-        # the fabric directory, three targets and one open /dev/vhost-scsi
         with open(os.path.join(mod, "refcnt"), "w") as f:
-            f.write("5\n")
+            f.write("9\n")
         why = realhost.vhost_scsi_users(sysmod=mod)
-        self.assertIn("naa.500140512345678a", why)
-        self.assertIn("1 other module reference (an open /dev/vhost-scsi: a VM)", why)
+        self.assertEqual(why, "vhost-scsi targets naa.5001405000000001, naa.5001405000000003, naa.500140512345678a")
         self.assertIsNone(realhost.vhost_scsi_users(sysmod=os.path.join(self.d, "absent")))
         # an empty fabric directory left by someone's last target: unused
         for w in os.listdir(os.path.join(self.cfg.root, "vhost")):
@@ -147,6 +145,11 @@ class Lio(unittest.TestCase):
         with open(os.path.join(mod, "refcnt"), "w") as f:
             f.write("1\n")
         self.assertIsNone(realhost.vhost_scsi_users(sysmod=mod))
+        # no target, but one more reference: an open /dev/vhost-scsi
+        with open(os.path.join(mod, "refcnt"), "w") as f:
+            f.write("2\n")
+        self.assertEqual(realhost.vhost_scsi_users(sysmod=mod),
+                         "1 module reference with no target: an open /dev/vhost-scsi (a VM)")
 
 
 class Steps(unittest.TestCase):

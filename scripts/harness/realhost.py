@@ -114,14 +114,16 @@ def vhost_scsi_users(cfg=None, sysmod="/sys/module/vhost_scsi"):
     targets = sorted(o.split("/", 1)[1] for o in lio_objects(cfg) if o.startswith("vhost/"))
     if targets:
         why.append(f"vhost-scsi targets {', '.join(targets)}")
+    if targets:
+        return why[0]  # (each target, TPG and LUN holds references of its own)
     # The vhost fabric's configfs directory holds one reference of its
-    # own, also once its last target is gone (the harness removes it).
+    # own, also once its last target is gone (the harness removes it);
+    # with no target, any other is an open /dev/vhost-scsi.
     if os.path.isdir(os.path.join(cfg or CFG, "vhost")):
         refs -= 1
-    refs -= len(targets)
     if refs > 0:
-        why.append(f"{refs} other module reference{'s' if refs > 1 else ''} (an open /dev/vhost-scsi: a VM)")
-    return " and ".join(why) or None
+        return f"{refs} module reference{'s' if refs > 1 else ''} with no target: an open /dev/vhost-scsi (a VM)"
+    return None
 
 
 def open_files(proc="/proc", exclude=()):
