@@ -17,7 +17,8 @@ mode's ratio to baseline is the median of its per-round ratios to the
 baseline of the same round.
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
-A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1).  Results go to
+A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1), with -burst when
+it pauses between bursts (thinktime_us, thinktime_blocks).  Results go to
 results/matrix-<time>/ (fio JSON, logs, summary.json, report.md).
 Before the guests, every test also runs with fio directly in the host on
 the same backstore (exported through LIO's loopback fabric): the ceiling
@@ -47,7 +48,17 @@ from harness import report as R  # noqa: E402
 
 
 def test_name(t):
-    return f"{t['rw']}-qd{t['iodepth']}-nj{t['numjobs']}"
+    """RW-qdQD-njNJ, plus -burst for a bursty test (think time)."""
+    return f"{t['rw']}-qd{t['iodepth']}-nj{t['numjobs']}" + ("-burst" if t.get("thinktime_us") else "")
+
+
+def test_extra(t):
+    """fio options of a bursty test: thinktime_blocks I/Os, then a pause
+    of thinktime_us with nothing in flight (spin in the bursts, sleep
+    between them)."""
+    if not t.get("thinktime_us"):
+        return []
+    return [f"--thinktime={t['thinktime_us']}", f"--thinktime_blocks={t.get('thinktime_blocks', 1)}"]
 
 
 def follow(proc, path, cells):
@@ -296,7 +307,7 @@ def main():
         plan["host"]["ceiling"] = [
             {"name": test_name(t), "timeout": runtime + 120,
              "args": [x for x in P.fio_args("baseline", modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
-                                            numjobs=t["numjobs"], runtime=runtime)
+                                            numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))
                       if not x.startswith("--filename=")]}
             for t in tests]
     # Interleaved rounds: round 1 runs every mode once, in turn, then round
@@ -310,7 +321,7 @@ def main():
             setup = "baseline" if m == R.NOISE else m
             steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
                       "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
-                                         numjobs=t["numjobs"], runtime=runtime)}
+                                         numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))}
                      for t in tests]
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
             name = f"r{r}-{m}"

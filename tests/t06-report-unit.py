@@ -272,7 +272,7 @@ class MatrixArgs(unittest.TestCase):
               "--guest-params: debugfs:idle_timeout_us=1ms: the value must be a non-negative integer"),
              (["--backstore", "nvme"], "--backstore: backstore 'nvme' is none of fileio, rd_mcp, null_blk, block:/dev/..."),
              (["--backstore", "block:/dev/sdz"], "is exported read-only and tests randwrite-qd1-nj1, "
-              "randwrite-qd32-nj1 write: choose read tests (--tests randread-qd1-nj1,randread-qd32-nj1)"),
+              "randwrite-qd32-nj1 write: choose read tests (--tests randread-qd1-nj1,randread-qd32-nj1,randread-qd1-nj1-burst)"),
              (["--backstore", "block:/dev/sqcq-none", "--tests", "randread-qd1-nj1"],
               "backstore block:/dev/sqcq-none: No such file or directory"),
              (["--backstore", "block:/dev/sdz", "--tests", "randread-qd1-nj1", "--role", "vm"],
@@ -303,7 +303,12 @@ class MatrixArgs(unittest.TestCase):
                                guest_params="", allow_writes=False, role="auto")
         modes, tests, runtime, repeats, noise = matrix.check_args(a, mx, P.load_modes())
         self.assertEqual((modes, len(tests), runtime, repeats, noise, a.backstore),
-                         (["baseline", "sqcq-host"], 4, 10, 3, True, "fileio"))
+                         (["baseline", "sqcq-host"], 5, 10, 3, True, "fileio"))
+        # the bursty test: its name and fio's think time (issue 20)
+        burst = [x for x in tests if matrix.test_name(x).endswith("-burst")]
+        self.assertEqual([matrix.test_name(x) for x in burst], ["randread-qd1-nj1-burst"])
+        self.assertEqual(matrix.test_extra(burst[0]), ["--thinktime=5000", "--thinktime_blocks=16"])
+        self.assertEqual(matrix.test_extra(tests[0]), [])
 
 
 if __name__ == "__main__":
