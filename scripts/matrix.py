@@ -24,10 +24,11 @@ Before the guests, every test also runs with fio directly in the host on
 the same backstore (exported through LIO's loopback fabric): the ceiling
 each mode is compared with.
 
---backstore block:/dev/X exports a block device of yours (whole, not
-mounted, not held by dm/md): read-only, and a plan with write tests is
-refused unless --allow-writes is given (which destroys the device's
-data).  SQCQ_QEMU=/path runs the nested guests on your own QEMU (it needs
+--backstore block:/dev/X exports a block device of yours (not mounted,
+not held by dm/md, not open elsewhere), on the local role only:
+read-only, and a plan with write tests is refused unless --allow-writes
+is given (which destroys the device's data).  It has no host ceiling (a
+loopback export would show the device twice to the host).  SQCQ_QEMU=/path runs the nested guests on your own QEMU (it needs
 the qemu/ series for the sqcq modes; checked).  On a real KVM host
 (--role local) the harness touches only the LIO objects it creates, and
 warns when other VMs run (README, "Run it on your own KVM host").
@@ -152,7 +153,7 @@ def check_args(a, matrix, modes):
     except ValueError as e:
         sys.exit(f"matrix: --backstore: {e}")
     if kind == "block" and not a.allow_writes:
-        writes = [test_name(t) for t in tests if any(w in t["rw"] for w in ("write", "rw", "trim"))]
+        writes = [test_name(t) for t in tests if realhost.WRITES.search(f"--rw={t['rw']}")]
         if writes:
             sys.exit(f"matrix: --backstore {a.backstore} is exported read-only and tests "
                      f"{', '.join(writes)} write: choose read tests (--tests "
@@ -303,7 +304,8 @@ def main():
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore, allow_writes=a.allow_writes)
     plan["host"]["vhost_scsi_params"] = a.host_params
     plan["host"]["setup"] = a.host_setup
-    if not a.no_ceiling:
+    # (no ceiling on a device of yours: hostrole.measure_ceiling)
+    if not a.no_ceiling and plan["lio"]["backstore"] != "block":
         plan["host"]["ceiling"] = [
             {"name": test_name(t), "timeout": runtime + 120,
              "args": [x for x in P.fio_args("baseline", modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],

@@ -234,8 +234,9 @@ class KvmCounters:
         if self.tracing:
             if self.shutdown_trace:
                 saved = getattr(self, "saved", {})
+                enable = saved.get("enable", "0")[:1]  # ("0*": soft-disabled)
                 with open(f"{self.TRACEFS}/kvm_exit/enable", "w") as f:
-                    f.write(saved.get("enable", "0")[:1] if saved.get("enable", "0")[:1] in "01" else "0")
+                    f.write(enable if enable in ("0", "1") else "0")
                 with open(f"{self.TRACEFS}/kvm_exit/filter", "w") as f:
                     # ("none": no filter; "0" clears one)
                     f.write("0" if saved.get("filter", "none") == "none" else saved["filter"])

@@ -111,10 +111,7 @@ class Host:
                                 "harness in its host VM (--role vm)")
             self.found_vhost_scsi = ("project" if os.path.exists("/sys/module/vhost_scsi/parameters/sqcq_enable")
                                      else "stock")
-            # (an empty vhost fabric directory pins the module)
-            if os.path.isdir("/sys/kernel/config/target/vhost"):
-                self.sh("rmdir /sys/kernel/config/target/vhost", check=False)
-            self.sh("rmmod vhost_scsi", check=False)
+            self.unload_modules()
             if os.path.isdir("/sys/module/vhost_scsi"):
                 raise HostError("vhost_scsi is loaded and in use; stop its users first")
         params, knobs = plan_lib.split_params(h.get("vhost_scsi_params", ""),
@@ -283,24 +280,20 @@ class Host:
         LIO objects too.  Returns the "lio-cleanup" step: ok when none of
         the harness's objects is left and every other one is as found.
         """
-        now = realhost.lio_objects()
-        # Targets before backstores: a LUN pins its backstore.  One
-        # targetcli process for all (a failure is seen below, by what is left).
-        cmds = [realhost.delete_cmd(o)[len("targetcli "):]
-                for o in sorted((o for o in now if realhost.is_own(o)), key=lambda o: o.startswith("core/"))]
-        if cmds:
+        # One targetcli process for all (a failure is seen below, by what is left).
+        own = realhost.own_objects(realhost.lio_objects())
+        if own:
             try:
-                self.targetcli(*cmds)
+                self.targetcli(*map(realhost.delete_args, own))
             except HostError:
                 # The batch stops at its first failure: the rest one by one.
-                for obj in sorted((o for o in realhost.lio_objects() if realhost.is_own(o)),
-                                  key=lambda o: o.startswith("core/")):
+                for obj in realhost.own_objects(realhost.lio_objects()):
                     self.sh(realhost.delete_cmd(obj), check=False)
         if self.loaded_null_blk:
             self.sh("rmmod null_blk", check=False)
             self.loaded_null_blk = False
         after = realhost.lio_objects()
-        left = sorted(o for o in after if realhost.is_own(o))
+        left = realhost.own_objects(after)
         changed = realhost.foreign_changes(self.lio_before, after)
         others = len([o for o in after if not realhost.is_own(o)])
         # In the host VM nobody else changes LIO: a change is the harness's

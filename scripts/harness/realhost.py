@@ -71,18 +71,28 @@ def is_own(obj):
     return False
 
 
-def delete_cmd(obj):
-    """The targetcli command that deletes one object of lio_objects()."""
+def own_objects(objs):
+    """The harness's objects among OBJS, in the order they can be deleted:
+    targets before backstores (a LUN pins its backstore)."""
+    return sorted((o for o in objs if is_own(o)), key=lambda o: (o.startswith("core/"), o))
+
+
+def delete_args(obj):
+    """targetcli's arguments that delete one object of lio_objects()."""
     kind, _, rest = obj.partition("/")
     if kind == "core":
         hba, name = rest.split("/", 1)
-        return f"targetcli /backstores/{HBA_TYPES[hba.rsplit('_', 1)[0]]} delete {name}"
-    return f"targetcli /{kind} delete {rest}"
+        return f"/backstores/{HBA_TYPES[hba.rsplit('_', 1)[0]]} delete {name}"
+    return f"/{kind} delete {rest}"
+
+
+def delete_cmd(obj):
+    return "targetcli " + delete_args(obj)
 
 
 def names_taken(objs):
     """An error if LIO already has objects under the harness's names."""
-    taken = sorted(o for o in objs if is_own(o))
+    taken = own_objects(objs)
     if not taken:
         return None
     return ("LIO already has objects under the names this harness creates, and it does not touch "
@@ -105,17 +115,14 @@ def vhost_scsi_users(cfg=None, sysmod="/sys/module/vhost_scsi"):
     """Why the loaded vhost_scsi must stay (None if nothing uses it)."""
     if not os.path.isdir(sysmod):
         return None
-    why = []
+    targets = sorted(o.split("/", 1)[1] for o in lio_objects(cfg) if o.startswith("vhost/"))
+    if targets:  # (each target, TPG and LUN holds references of its own)
+        return f"vhost-scsi targets {', '.join(targets)}"
     try:
         with open(os.path.join(sysmod, "refcnt")) as f:
             refs = int(f.read().strip() or 0)
     except (OSError, ValueError):
         refs = 0
-    targets = sorted(o.split("/", 1)[1] for o in lio_objects(cfg) if o.startswith("vhost/"))
-    if targets:
-        why.append(f"vhost-scsi targets {', '.join(targets)}")
-    if targets:
-        return why[0]  # (each target, TPG and LUN holds references of its own)
     # The vhost fabric's configfs directory holds one reference of its
     # own, also once its last target is gone (the harness removes it);
     # with no target, any other is an open /dev/vhost-scsi.
