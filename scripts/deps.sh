@@ -19,7 +19,7 @@ pkgs_kernel="linux-image-$SQCQ_KVER linux-headers-$SQCQ_KVER $SQCQ_KSRC_PKG"
 # LIO configuration, D-Bus for targetcli-fb.
 pkgs_vm="qemu-system-x86 qemu-utils targetcli-fb python3-rtslib-fb dbus kmod procps util-linux"
 # Nested guest (L2) initramfs and the workload.
-pkgs_guest="busybox-static fio cpio xz-utils zstd"
+pkgs_guest="busybox-static fio libaio-dev cpio xz-utils zstd"
 # Building our modules and QEMU 7.2 (minimal x86_64-softmmu).
 pkgs_build="build-essential dpkg-dev bc ninja-build meson pkg-config python3 python3-venv libglib2.0-dev libpixman-1-dev libfdt-dev zlib1g-dev flex bison"
 # A full kernel (make kernel: objtool needs libelf, module signing libssl).

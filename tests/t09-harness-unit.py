@@ -26,19 +26,25 @@
 # alone; and the two-guests step's second guest follows the first's rules
 # (a boot stall before its init is the emulator's) and loses its target on
 # every path.  And reliability.py --save, then --resume of that archive on
-# a fresh checkout, gives back the same run.
+# a fresh checkout, gives back the same run.  And a silent boot says every
+# so often that it is still booting and how much CPU its QEMU used (the
+# host VM's watchdog sees this host alive), and times out at its bound.
 import contextlib
 import io
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 sys.dont_write_bytecode = True
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(TOP, "scripts"))
-from harness.guest import Guest  # noqa: E402
+from harness.guest import Guest, GuestError, GuestTimeout  # noqa: E402
 from harness import plan as P  # noqa: E402
 from harness.hostrole import boot_env_failure, rerun_after_emulator_reset  # noqa: E402
 import reliability  # noqa: E402
@@ -103,7 +109,7 @@ tf_cases = [
     ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 10}")
+print(f"1..{len(cases) + len(tf_cases) + 11}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -346,4 +352,42 @@ ok = (before == after and "| **t10-baseline-verify** | ok |" in after and not ke
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {n + 3} - reliability --save, then --resume of the archive, gives the same run"
       + ("" if ok else f": kallsyms kept {kept_syms}, errors {errs}\n{before}\n{after}"))
+
+
+def silent_boot(answer_after=None):
+    """Guest._boot_wait() on a QEMU stand-in (a sleeping process) whose
+    control channel answers @@READY after ANSWER_AFTER seconds, or never:
+    (its return or error, the lines of channel.log)."""
+    d = tempfile.mkdtemp()
+    g = object.__new__(Guest)
+    g.outdir, g.console, g.boot_timeout, g.buf = d, os.path.join(d, "console.log"), 2.5, b""
+    open(g.console, "w").close()
+    g.proc = subprocess.Popen(["sleep", "30"])
+    g.sock, peer = socket.socketpair()
+    if answer_after is not None:
+        threading.Timer(answer_after, peer.sendall, (b"@@READY\n",)).start()
+    try:
+        got = g._boot_wait(every=1)
+    except GuestError as e:
+        got = e
+    finally:
+        g.proc.kill()
+        g.proc.wait()
+        g.sock.close()
+        peer.close()
+    with open(os.path.join(d, "channel.log")) if os.path.exists(os.path.join(d, "channel.log")) else io.StringIO() as f:
+        lines = f.read().splitlines()
+    shutil.rmtree(d)
+    return got, lines
+
+
+t0 = time.time()
+never, never_log = silent_boot()
+late, late_log = silent_boot(answer_after=1.5)
+ok = (isinstance(never, GuestTimeout) and "within 2.5s (boot; QEMU used" in str(never)
+      and len(never_log) == 2 and all("booting for" in ln and "s of CPU meanwhile" in ln for ln in never_log)
+      and late == "@@READY" and len(late_log) == 1 and time.time() - t0 < 10)
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {n + 4} - a silent boot logs its progress every interval and fails at its bound"
+      + ("" if ok else f": {never!r} {never_log} / {late!r} {late_log}"))
 sys.exit(1 if fails else 0)

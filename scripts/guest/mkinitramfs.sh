@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Build the nested guest's initramfs from this machine's files: static
-# busybox, fio and the libraries it links, the kernel modules for a SCSI disk
+# busybox, fio (scripts/guest/build-fio.sh) and the libraries it links, the kernel modules for a SCSI disk
 # on virtio (stock and the project's virtio_scsi.ko), and scripts/guest/init.
 #
 # Usage: scripts/guest/mkinitramfs.sh [--print-path]
-# Output: build/guest/initramfs.cpio.gz (rebuilt only when an input changed).
+# Output: build/guest/initramfs.cpio.zst (rebuilt only when an input changed).
 set -euo pipefail
 . "$(dirname "$0")/../lib/common.sh"
 
@@ -15,14 +15,15 @@ case "${1:-}" in
 '') ;;
 *) die "unknown option '$1' (try --help)" ;;
 esac
-need_cmd cpio gzip xz ldd
+need_cmd cpio zstd xz ldd
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || die "static busybox missing: install busybox-static (make deps)"
-fio=$(command -v fio) || die "fio missing: install fio (make deps)"
+# fio with the core engines only (Debian's links 86 MB of libraries).
+fio=$("$SQCQ_TOP/scripts/guest/build-fio.sh" --print-path)
 moddir=/lib/modules/$SQCQ_KVER
 [ -f "$moddir/modules.dep" ] || die "$moddir/modules.dep missing: install linux-image-$SQCQ_KVER (make deps)"
 proj_ko=$SQCQ_BUILD/kmod/drivers/scsi/virtio_scsi.ko
 proj_lib=$SQCQ_BUILD/kmod/drivers/virtio/virtio_sqcq.ko
-out=$SQCQ_BUILD/guest/initramfs.cpio.gz
+out=$SQCQ_BUILD/guest/initramfs.cpio.zst
 # SQCQ_GUEST_KERNEL=<dir of 'make kernel'>: for that kernel, whose tree
 # carries the series (its virtio_scsi is the project's; there is no stock
 # one to fall back to).
@@ -32,7 +33,7 @@ if [ -n "${SQCQ_GUEST_KERNEL:-}" ]; then
 	moddir=$SQCQ_GUEST_KERNEL/lib/modules/$rel
 	proj_ko=$moddir/kernel/drivers/scsi/virtio_scsi.ko
 	proj_lib=$moddir/kernel/drivers/virtio/virtio_sqcq.ko
-	out=$SQCQ_BUILD/guest/initramfs-$rel.cpio.gz
+	out=$SQCQ_BUILD/guest/initramfs-$rel.cpio.zst
 fi
 [ -f "$proj_ko" ] && [ -f "$proj_lib" ] || die "$proj_ko or $proj_lib missing: run 'make modules' first"
 
@@ -79,6 +80,8 @@ done
 cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
 cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"
 mkdir -p "$(dirname "$out")"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
+# zstd: the nested guest unpacks it 3.5 times faster than gzip (Debian's
+# kernel has RD_ZSTD; so has make kernel's x86_64_defconfig).
+(cd "$root" && find . | cpio -o -H newc --quiet | zstd -q -10 -T0) >"$out.tmp"
 mv "$out.tmp" "$out"; echo "$key" >"$out.key"
 [ $print = 1 ] && echo "$out" || log "guest initramfs: $out ($(du -h "$out" | cut -f1))"

@@ -44,6 +44,10 @@ class GuestError(Exception):
     pass
 
 
+class GuestTimeout(GuestError):
+    """The guest said nothing within the time given."""
+
+
 class Guest:
     def __init__(self, name, qemu, kernel, initrd, outdir, smp=2, mem_mb=1024,
                  device="", cmdline="", boot_timeout=180, cpu="host", boot=1, extra=()):
@@ -115,7 +119,7 @@ class Guest:
                     raise GuestError(f"QEMU never opened its control socket (log: {self.qemu_log})")
                 time.sleep(0.2)
         try:
-            line = self._readline(self.boot_timeout, "boot")
+            line = self._boot_wait()
         except GuestError as e:
             raise GuestError(f"{e}; {self.post_mortem('boot')}") from None
         if line != "@@READY":
@@ -129,6 +133,34 @@ class Guest:
                              f"(console: {self.console})")
         # A later reset is judged by the shutdown exits after this point.
         self.kvm_shutdown()
+
+    def _boot_wait(self, every=60):
+        """The guest's first line, within boot_timeout.  Its console is
+        silent until init (loglevel=4), and a boot on the debug host VM
+        takes minutes: every EVERY seconds channel.log says how long it
+        has booted and how much CPU its QEMU used meanwhile, which shows
+        the host VM's watchdog (scripts/vm/host-vm.sh) that this host is
+        alive, and the reader that the guest ran (not only waited)."""
+        t0, cpu0 = time.time(), self._cpu_s()
+        while True:
+            left = self.boot_timeout - (time.time() - t0)
+            try:
+                return self._readline(max(min(every, left), 0.01), "boot")
+            except GuestTimeout:
+                if time.time() - t0 >= self.boot_timeout:
+                    raise GuestTimeout(f"guest did not answer within {self.boot_timeout}s (boot; QEMU used "
+                                       f"{self._cpu_s() - cpu0:.0f}s of CPU meanwhile); "
+                                       f"console tail: {self._tail(self.console)} (log: {self.console})") from None
+                self._log(f"booting for {time.time() - t0:.0f}s of {self.boot_timeout}s; "
+                          f"QEMU used {self._cpu_s() - cpu0:.0f}s of CPU meanwhile")
+
+    def _cpu_s(self):
+        """CPU seconds QEMU (every thread) has used."""
+        try:
+            f = open(f"/proc/{self.proc.pid}/stat").read().rsplit(")", 1)[1].split()
+            return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return 0.0
 
     def _monitor(self, commands, timeout=10):
         """Answers of QEMU's human monitor to COMMANDS ('' if it is silent)."""
@@ -245,7 +277,7 @@ class Guest:
         while b"\n" not in self.buf:
             left = deadline - time.time()
             if left <= 0:
-                raise GuestError(f"guest did not answer within {timeout}s ({what}); "
+                raise GuestTimeout(f"guest did not answer within {timeout}s ({what}); "
                                  f"console tail: {self._tail(self.console)} (log: {self.console})")
             if self.proc.poll() is not None:
                 raise GuestError(f"QEMU exited with {self.proc.returncode} during {what}: "
