@@ -5,7 +5,8 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--noise|--no-noise]
                  [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
-                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--out DIR]
+                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US]
+                 [--out DIR]
        matrix.py --report DIR
 
 --report DIR renders DIR's report.md, plots and table again from its
@@ -15,6 +16,13 @@ summary.json, running nothing.
 turn; each figure is the median over rounds with its min and max, and a
 mode's ratio to baseline is the median of its per-round ratios to the
 baseline of the same round.
+
+--fixed-ceiling US runs every polling mode a second time in each round as
+MODE@USus, with the spin ceiling fixed at US on both sides
+(sqcq_spin_max_us=US in the host's vhost_scsi and the guest's
+virtio_sqcq), against the default policy in the same rounds: the
+'untuned' lines say how close each default cell came to the better of
+baseline and the fixed ceiling.
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1), with -burst when
@@ -168,6 +176,17 @@ def check_args(a, matrix, modes):
         err = realhost.check_block_device(dev)
         if err:
             sys.exit(f"matrix: {err}")
+    variants = {}
+    if a.fixed_ceiling is not None:
+        if not 1 <= a.fixed_ceiling <= P.SPIN_MAX_US_LIMIT:
+            sys.exit(f"matrix: --fixed-ceiling {a.fixed_ceiling} out of range (1..{P.SPIN_MAX_US_LIMIT} us)")
+        for params, what in ((a.host_params, "--host-params"), (a.guest_params, "--guest-params")):
+            if "sqcq_spin_max_us=" in params:
+                sys.exit(f"matrix: --fixed-ceiling sets sqcq_spin_max_us for its variants; {what} "
+                         f"'{params}' sets it for every mode: give one or the other")
+        variants = {m: f"{m}@{a.fixed_ceiling}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
+        if not variants:
+            sys.exit(f"matrix: --fixed-ceiling: none of the modes {','.join(mode_list)} polls")
     if a.allow_writes and kind != "block":
         sys.exit("matrix: --allow-writes is for --backstore block:/dev/X only")
     for m in mode_list:
@@ -176,7 +195,7 @@ def check_args(a, matrix, modes):
             sys.exit(f"matrix: mode {m} (QEMU's own {peer}) cannot open backstore '{a.backstore}' "
                      f"(LIO's ramdisk has no file or device outside LIO); use --backstore "
                      f"{' or '.join(P.PEER_BACKSTORES)}, or leave {m} out")
-    return mode_list, tests, runtime, repeats, noise
+    return mode_list, tests, runtime, repeats, noise, variants
 
 
 def write_report(out, summary):
@@ -184,7 +203,7 @@ def write_report(out, summary):
     summary.json (matrix.py --report DIR renders an earlier run again)."""
     mode_list, names, noise = summary["modes"], summary["tests"], summary.get("noise")
     rows = R.table(summary, mode_list, names)
-    verdicts = R.verdict_lines(summary, mode_list, names)
+    verdicts = R.verdict_lines(summary, mode_list, names) + R.untuned_lines(summary, names)
     idle = R.idle_lines(summary)
     with open(os.path.join(P.TOP, "bench", "anchors.toml"), "rb") as f:
         anchors = tomllib.load(f)
@@ -201,7 +220,10 @@ def write_report(out, summary):
                 f"{summary['runtime']}s per cell, guest vCPUs {summary.get('guest_vcpus') or '-'}, host "
                 f"parameters '{summary.get('host_params') or 'defaults'}', guest parameters "
                 f"'{summary.get('guest_params') or 'defaults'}'"
-                f"{', baseline run twice per round (noise)' if noise else ''}\n\n"
+                + (f", every polling mode also with its spin ceiling fixed at {summary['fixed_ceiling_us']} us "
+                   f"on both sides (MODE@{summary['fixed_ceiling_us']}us, in the same rounds)"
+                   if summary.get("fixed_ceiling_us") else "")
+                + f"{', baseline run twice per round (noise)' if noise else ''}\n\n"
                 f"Reproduce: `{' '.join(summary.get('argv', []))}`\n\n"
                 f"Each figure is the median over the rounds (n: rounds it rests on) with its "
                 f"min-max; 'vs base' is the median of the per-round ratios to the baseline of the "
@@ -241,6 +263,46 @@ def write_report(out, summary):
     print(f"\nreport: {out}/report.md")
 
 
+def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
+    """The plan's guests: (the modes in run order, the guests, {guest:
+    {mode, round}}).
+
+    Interleaved rounds: round 1 runs every mode once, in turn, then round
+    2 the same again, so that slow drift of this shared machine hits every
+    mode alike and each mode pairs with the baseline of its own round.
+    With --noise (the profile's default) baseline runs a second time at
+    the end of each round: baseline against baseline.  A --fixed-ceiling
+    variant runs right after its mode; with variants, every guest sets the
+    host's ceiling before it boots, the variant's or the run's (the module
+    parameter is read at each spin window, so it changes between guests).
+    """
+    run_modes = [x for m in mode_list for x in ([m, variants[m]] if m in variants else [m])]
+    base_of = {v: m for m, v in variants.items()}
+    host_ceiling = next((t.split("=", 1)[1] for t in a.host_params.split()
+                         if t.startswith("sqcq_spin_max_us=")), "auto")
+    guests, guests_map = [], {}
+    for r in range(1, repeats + 1):
+        for m in run_modes + ([R.NOISE] if noise else []):
+            setup = "baseline" if m == R.NOISE else base_of.get(m, m)
+            steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
+                      "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
+                                         numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))}
+                     for t in tests]
+            steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
+            name = f"r{r}-{m}"
+            fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of else ""
+            g = P.guest(name, setup, modes, steps, guest_params=" ".join(filter(None, (a.guest_params, fixed))))
+            g["continue_after_failure"] = True
+            if variants:
+                g["vhost_scsi_set"] = {"sqcq_spin_max_us": str(a.fixed_ceiling) if fixed else host_ceiling}
+            if a.vcpus:
+                g["smp"] = a.vcpus
+                g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
+            guests.append(g)
+            guests_map[name] = {"mode": m, "round": r}
+    return run_modes, guests, guests_map
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -273,6 +335,9 @@ def main():
                     "baseline: the noise line); the profile says whether by default")
     ap.add_argument("--no-noise", dest="noise", action="store_false",
                     help="no second baseline run: the noise line uses the spread of baseline's rounds")
+    ap.add_argument("--fixed-ceiling", type=int, metavar="US",
+                    help="also run every polling mode as MODE@USus, its spin ceiling fixed at US on both "
+                    "sides, in the same rounds (the default policy against a hand-tuned ceiling)")
     ap.add_argument("--out")
     ap.add_argument("--report", metavar="DIR",
                     help="render DIR's report.md, plots and table again from its summary.json; run nothing")
@@ -292,7 +357,7 @@ def main():
     with open(os.path.join(P.TOP, "bench", "matrix.toml"), "rb") as f:
         matrix = tomllib.load(f)
     modes = P.load_modes()
-    mode_list, tests, runtime, repeats, noise = check_args(a, matrix, modes)
+    mode_list, tests, runtime, repeats, noise, variants = check_args(a, matrix, modes)
     out = os.path.abspath(a.out or os.path.join(P.TOP, "results", f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"))
     os.makedirs(out, exist_ok=True)
 
@@ -312,30 +377,10 @@ def main():
                                             numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))
                       if not x.startswith("--filename=")]}
             for t in tests]
-    # Interleaved rounds: round 1 runs every mode once, in turn, then round
-    # 2 the same again, so that slow drift of this shared machine hits every
-    # mode alike and each mode pairs with the baseline of its own round.
-    # With --noise (the profile's default) baseline runs a second time at
-    # the end of each round: baseline against baseline.
-    guests_map = {}
-    for r in range(1, repeats + 1):
-        for m in mode_list + ([R.NOISE] if noise else []):
-            setup = "baseline" if m == R.NOISE else m
-            steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
-                      "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
-                                         numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))}
-                     for t in tests]
-            steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
-            name = f"r{r}-{m}"
-            g = P.guest(name, setup, modes, steps, guest_params=a.guest_params)
-            g["continue_after_failure"] = True
-            if a.vcpus:
-                g["smp"] = a.vcpus
-                g["num_queues"] = max(2, a.vcpus)  # poll queues need a queue left for interrupts
-            plan["guests"].append(g)
-            guests_map[name] = {"mode": m, "round": r}
+    run_modes, plan["guests"], guests_map = round_guests(a, modes, mode_list, variants, tests, runtime,
+                                                         repeats, noise)
     cells = len(plan["guests"]) * len(tests)
-    print(f"matrix: profile {a.profile}, {repeats} interleaved round{'s' if repeats > 1 else ''} x ({len(mode_list)} modes"
+    print(f"matrix: profile {a.profile}, {repeats} interleaved round{'s' if repeats > 1 else ''} x ({len(run_modes)} modes"
           f"{' + baseline again' if noise else ''}) x {len(tests)} tests = {cells} cells of {runtime}s, "
           f"backstore {a.backstore}; results in {out}", flush=True)
     env = dict(os.environ)
@@ -394,10 +439,11 @@ def main():
     names = [test_name(t) for t in tests]
     g0 = plan["guests"][0] if plan["guests"] else {}
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
-                   runtime=runtime, role=summary.get("role", a.role), modes=mode_list, tests=names,
+                   runtime=runtime, role=summary.get("role", a.role), modes=run_modes, tests=names,
+                   variants=variants, fixed_ceiling_us=a.fixed_ceiling,
                    noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"),
                    host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
-    summary["cells"] = R.result_cells(summary, mode_list, names, a.backstore)
+    summary["cells"] = R.result_cells(summary, run_modes, names, a.backstore)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     write_report(out, summary)

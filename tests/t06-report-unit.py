@@ -277,7 +277,12 @@ class MatrixArgs(unittest.TestCase):
               "backstore block:/dev/sqcq-none: No such file or directory"),
              (["--backstore", "block:/dev/sdz", "--tests", "randread-qd1-nj1", "--role", "vm"],
               "it needs the local role (a real KVM host), not the host VM"),
-             (["--allow-writes", "yes"], "--allow-writes is for --backstore block:/dev/X only")]
+             (["--allow-writes", "yes"], "--allow-writes is for --backstore block:/dev/X only"),
+             (["--fixed-ceiling", "0"], "--fixed-ceiling 0 out of range (1..1000000 us)"),
+             (["--fixed-ceiling", "1000", "--guest-params", "sqcq_spin_max_us=50"],
+              "--guest-params 'sqcq_spin_max_us=50' sets it for every mode: give one or the other"),
+             (["--fixed-ceiling", "1000", "--modes", "baseline,poll-queue"],
+              "--fixed-ceiling: none of the modes baseline,poll-queue polls")]
 
     def test_bad_args(self):
         import argparse
@@ -290,9 +295,11 @@ class MatrixArgs(unittest.TestCase):
         for argv, msg in self.cases:
             a = argparse.Namespace(profile="quick", modes=None, tests=None, vcpus=None, host_vcpus=None,
                                    repeats=None, runtime=None, noise=None, backstore=None,
-                                   host_params="", guest_params="", allow_writes=False, role="auto")
+                                   host_params="", guest_params="", allow_writes=False, role="auto",
+                                   fixed_ceiling=None)
             for k, v in zip(argv[::2], argv[1::2]):
-                setattr(a, k[2:].replace("-", "_"), int(v) if k in ("--repeats", "--runtime") else v)
+                setattr(a, k[2:].replace("-", "_"),
+                        int(v) if k in ("--repeats", "--runtime", "--fixed-ceiling") else v)
             with self.assertRaises(SystemExit, msg=argv) as e:
                 matrix.check_args(a, mx, P.load_modes())
             self.assertIn(msg, str(e.exception), argv)
@@ -300,8 +307,9 @@ class MatrixArgs(unittest.TestCase):
         a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests=None, vcpus=None,
                                host_vcpus=None, repeats=3, runtime=None, noise=None, backstore=None,
                                host_params="sqcq_spin_max_us=1000 debugfs:idle_timeout_us=200",
-                               guest_params="", allow_writes=False, role="auto")
-        modes, tests, runtime, repeats, noise = matrix.check_args(a, mx, P.load_modes())
+                               guest_params="", allow_writes=False, role="auto", fixed_ceiling=None)
+        modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, P.load_modes())
+        self.assertEqual(variants, {})
         self.assertEqual((modes, len(tests), runtime, repeats, noise, a.backstore),
                          (["baseline", "sqcq-host"], 5, 10, 3, True, "fileio"))
         # the bursty test: its name and fio's think time (issue 20)
@@ -309,6 +317,58 @@ class MatrixArgs(unittest.TestCase):
         self.assertEqual([matrix.test_name(x) for x in burst], ["randread-qd1-nj1-burst"])
         self.assertEqual(matrix.test_extra(burst[0]), ["--thinktime=5000", "--thinktime_blocks=16"])
         self.assertEqual(matrix.test_extra(tests[0]), [])
+
+    def test_fixed_ceiling_plan(self):
+        import argparse
+        import tomllib as T
+        import matrix
+        from harness import plan as P
+        with open(os.path.join(TOP, "bench", "matrix.toml"), "rb") as f:
+            mx = T.load(f)
+        a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host,qemu-iothread",
+                               tests="randread-qd1-nj1", vcpus=None, host_vcpus=None, repeats=2,
+                               runtime=None, noise=None, backstore=None, host_params="sqcq_steer=0",
+                               guest_params="sqcq_cq=1", allow_writes=False, role="auto", fixed_ceiling=1000)
+        md = P.load_modes()
+        modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, md)
+        self.assertEqual(variants, {"sqcq-host": "sqcq-host@1000us"})
+        run, guests, where = matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
+        self.assertEqual(run, ["baseline", "sqcq-host", "sqcq-host@1000us", "qemu-iothread"])
+        self.assertEqual([g["name"] for g in guests][:5], ["r1-baseline", "r1-sqcq-host", "r1-sqcq-host@1000us",
+                                                           "r1-qemu-iothread", "r1-" + RD.NOISE])
+        self.assertEqual(where["r2-sqcq-host@1000us"], {"mode": "sqcq-host@1000us", "round": 2})
+        by = {g["name"]: g for g in guests}
+        v, d = by["r1-sqcq-host@1000us"], by["r1-sqcq-host"]
+        self.assertEqual(v["vhost_scsi_set"], {"sqcq_spin_max_us": "1000"})
+        self.assertEqual(d["vhost_scsi_set"], {"sqcq_spin_max_us": "auto"})
+        self.assertEqual(by["r1-baseline"]["vhost_scsi_set"], {"sqcq_spin_max_us": "auto"})
+        load = lambda g: next(st["cmd"] for st in g["steps"] if st["name"] == "load-virtio_scsi")  # noqa: E731
+        self.assertIn("virtio_sqcq.ko sqcq_cq=0 sqcq_cq=1 sqcq_spin_max_us=1000", load(v))
+        self.assertNotIn("sqcq_spin_max_us", load(d))
+        self.assertEqual(v["device_props"], d["device_props"])
+        a.host_params = "sqcq_spin_max_us=300"
+        a.fixed_ceiling = 500
+        _, guests, _ = matrix.round_guests(a, md, modes, {"sqcq-host": "sqcq-host@500us"}, tests, runtime, 1, False)
+        self.assertEqual([g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests], ["300", "300", "500", "300"])
+
+    def test_untuned_line(self):
+        # Round 1: the variant is better than baseline, round 2 baseline
+        # is: the default mode pairs with 200 and then 150.
+        s = rounds_run({"baseline": [100, 150], "sqcq-host": [190, 120], "sqcq-host@1000us": [200, 100]})
+        samp = RD.samples(s)
+        r = RD.untuned(samp, TESTS[0], "sqcq-host", "sqcq-host@1000us")
+        self.assertAlmostEqual(r[1], 0.80)
+        self.assertAlmostEqual(r[2], 0.95)
+        s["variants"] = {"sqcq-host": "sqcq-host@1000us"}
+        lines = R.untuned_lines(s, TESTS[:1])
+        self.assertIn("within 10% of the better of baseline and the fixed ceiling", lines[0])
+        self.assertEqual(lines[1], f"  sqcq-host against max(baseline, sqcq-host@1000us): FAILS in {TESTS[0]}: "
+                         f"{TESTS[0]} 0.88x [0.80-0.95]")
+        ok = rounds_run({"baseline": [100, 150], "sqcq-host": [198, 150], "sqcq-host@1000us": [200, 100]})
+        ok["variants"] = s["variants"]
+        self.assertIn(": HOLDS: ", R.untuned_lines(ok, TESTS[:1])[1])
+        self.assertIn("UNDECIDED", R.untuned_lines(ok, TESTS[:2])[1])
+        self.assertEqual(R.untuned_lines({"steps": []}, TESTS[:1]), [])
 
 
 if __name__ == "__main__":

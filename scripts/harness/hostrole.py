@@ -793,6 +793,15 @@ def run_guest(plan, gp, out, role, counter_src):
             qemu, dev, peer = plan.get("stock_qemu", "qemu-system-x86_64"), "", peer_device(gp, plan)
         except HostError as e:
             return [{"guest": gp["name"], "step": "boot", "ok": False, "error": str(e)}]
+    # The host's module parameters this guest runs with (matrix.py
+    # --fixed-ceiling: each is read at every spin window).
+    for k, v in gp.get("vhost_scsi_set", {}).items():
+        try:
+            with open(f"/sys/module/vhost_scsi/parameters/{k}", "w") as f:
+                f.write(v)
+        except OSError as e:
+            return [{"guest": gp["name"], "step": "boot", "ok": False,
+                     "error": f"could not set vhost_scsi's {k}={v} before the guest: {e}"}]
     setup = [s for s in gp["steps"] if s.get("setup")]
     todo = [s for s in gp["steps"] if not s.get("setup")]
     results = []

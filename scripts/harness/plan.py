@@ -24,6 +24,11 @@ STOCK_QEMU = "/usr/bin/qemu-system-x86_64"  # Debian's, for the peers
 DEBUGFS_KNOBS = ("spin_min_us", "idle_timeout_us")
 
 
+# The largest spin ceiling either module accepts, in us
+# (SQCQ_SPIN_MAX_US_LIMIT in include/linux/virtio_sqcq_policy.h).
+SPIN_MAX_US_LIMIT = 1000000
+
+
 def split_params(params, debugfs_dir):
     """'a=1 debugfs:b=2' -> ('a=1', shell that writes 2 to DEBUGFS_DIR/b).
 

@@ -137,6 +137,17 @@ def verdict_lines(summary, modes, tests, ref=REF):
             + [RD.noise_line(samp, tests, ref)])
 
 
+def untuned_lines(summary, tests, ref=REF):
+    """With matrix.py --fixed-ceiling: the rule, then one line per polling
+    mode against the better of baseline and its fixed-ceiling variant."""
+    variants = summary.get("variants") or {}
+    if not variants:
+        return []
+    samp = RD.samples(summary)
+    return [RD.UNTUNED_RULE + ":"] + [f"  {RD.untuned_line(samp, m, v, tests, ref)}"
+                                      for m, v in variants.items()]
+
+
 def test_tables_markdown(summary, modes, tests, ref=REF):
     """One table per test: figures as rows, modes as columns; each figure
     is the median over rounds with [min-max]; IOPS also has its paired

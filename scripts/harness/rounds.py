@@ -157,6 +157,35 @@ def verdict_line(samp, mode, tests, ref=REF):
     return f"{mode}: {'FAILS' if v == 'fails' else 'UNDECIDED'} in {', '.join(parts)}"
 
 
+# "Untuned" (matrix.py --fixed-ceiling): a mode's default policy holds
+# when, in every test, its median paired ratio to the better of baseline
+# and its fixed-ceiling variant (the better of the two in each round) is
+# at least UNTUNED_MIN.
+UNTUNED_MIN = 0.90
+UNTUNED_RULE = (f"untuned: the default policy within {1 - UNTUNED_MIN:.0%} of the better of baseline and "
+                f"the fixed ceiling, per round (median ratio >= {UNTUNED_MIN:.2f}x in every test)")
+
+
+def untuned(samp, test, mode, variant, ref=REF):
+    """MODE's IOPS over the better of REF's and VARIANT's, paired per
+    round: (median, min, max), or None when no round has all three."""
+    a, b, v = (samp.get((test, x), {}) for x in (mode, ref, variant))
+    return spread([a[r]["iops"] / max(b[r]["iops"], v[r]["iops"]) for r in sorted(a)
+                   if ok(a[r]) and ok(b.get(r)) and ok(v.get(r)) and max(b[r]["iops"], v[r]["iops"]) > 0])
+
+
+def untuned_line(samp, mode, variant, tests, ref=REF):
+    """'MODE: HOLDS (cells)' or 'MODE: FAILS in <cells>', every cell's
+    ratio with its spread."""
+    per = {t: untuned(samp, t, mode, variant, ref) for t in tests}
+    cells = ", ".join(f"{t} {r[0]:.2f}x [{r[1]:.2f}-{r[2]:.2f}]" if r else f"{t} (no paired round)"
+                      for t, r in per.items())
+    failing = [t for t, r in per.items() if r and r[0] < UNTUNED_MIN]
+    verdict = ("FAILS in " + ", ".join(failing) if failing
+               else "UNDECIDED" if any(r is None for r in per.values()) else "HOLDS")
+    return f"{mode} against max(baseline, {variant}): {verdict}: {cells}"
+
+
 def noise(samp, tests, ref=REF):
     """Baseline against baseline, per test: {test: (med, min, max)} and
     how it was measured ("paired": the second baseline run of each round
