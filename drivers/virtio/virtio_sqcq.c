@@ -58,21 +58,40 @@ module_param(sqcq_cq, bool, 0644);
 MODULE_PARM_DESC(sqcq_cq,
 		 "Run the CQ pollers; N negotiates the feature but takes completions by interrupt, to measure the host poller alone (default Y)");
 
-static unsigned int sqcq_spin_max_us = 200;
+static unsigned int sqcq_spin_max_us = SQCQ_SPIN_MAX_AUTO;
 
+/* "auto" (the default), or a fixed ceiling 0-1000000 */
 static int sqcq_spin_max_set(const char *val, const struct kernel_param *kp)
 {
+	if (sysfs_streq(val, "auto")) {
+		WRITE_ONCE(*(unsigned int *)kp->arg, SQCQ_SPIN_MAX_AUTO);
+		return 0;
+	}
 	return param_set_uint_minmax(val, kp, 0, SQCQ_SPIN_MAX_US_LIMIT);
+}
+
+static int sqcq_spin_max_get(char *buf, const struct kernel_param *kp)
+{
+	if (READ_ONCE(*(unsigned int *)kp->arg) == SQCQ_SPIN_MAX_AUTO)
+		return sysfs_emit(buf, "auto\n");
+	return param_get_uint(buf, kp);
 }
 
 static const struct kernel_param_ops sqcq_spin_max_ops = {
 	.set = sqcq_spin_max_set,
-	.get = param_get_uint,
+	.get = sqcq_spin_max_get,
 };
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us; longer predicted gaps are not spun for (0-1000000, default 200)");
+		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, measured from each interrupt that wakes a poller to the poller running) or a fixed 0-1000000, which overrides the measurement");
+
+/*
+ * A poller whose policy does not spin is still woken by an interrupt at
+ * most this often, to measure what a sleep costs (auto ceiling): without
+ * a sample the ceiling would stay 0 and the poller asleep for good.
+ */
+#define SQCQ_COST_EVERY_NS	(100 * NSEC_PER_MSEC)
 
 /*
  * Debugfs only, for tests and experiments (virtio-sqcq/spin_min_us,
@@ -113,6 +132,14 @@ struct virtio_sqcq_poller {
 	struct sqcq_policy policy;
 	u64 empty_since;		/* the ring was found empty then (0: not) */
 
+	/*
+	 * Under the ring's lock: when the interrupt that woke the poller came
+	 * (ktime_get_mono_fast_ns(): that CPU may not be the poller's; 0:
+	 * none pending), and when the last sleep cost was learnt (local_clock()).
+	 */
+	u64 woken_at;
+	u64 cost_at;
+
 	/* Poller thread only. */
 	bool must_reap;			/* the peek's index may be stale */
 	u16 seen;			/* used->idx at the last reap */
@@ -120,6 +147,7 @@ struct virtio_sqcq_poller {
 
 	/* Counters (one writer each). */
 	u64 polls, empty_polls, sleeps, wakeups, wakeups_by_irq, yields;
+	u64 cost_wakeups;		/* of those by irq: to measure the cost only */
 	u64 caught;			/* spin windows that found a completion */
 	u64 spin_ns;
 };
@@ -227,6 +255,26 @@ static unsigned int sqcq_reap(struct virtio_sqcq_poller *p)
 	return n;
 }
 
+/*
+ * What a sleep cost: from the interrupt that woke the poller to the poller
+ * taking the ring (the driver's inline reap in between, the wakeup and its
+ * scheduling), the guest's side of the host's kick-to-service cost.  Ring
+ * lock held: the interrupt path owns the policy until the state changes.
+ */
+static void sqcq_learn_cost(struct virtio_sqcq_poller *p)
+{
+	u64 now;
+
+	if (!p->woken_at)
+		return;
+	now = ktime_get_mono_fast_ns();
+	if (p->cq->params.measured && now > p->woken_at) {
+		sqcq_policy_cost(&p->policy, &p->cq->params, now - p->woken_at);
+		p->cost_at = local_clock();
+	}
+	p->woken_at = 0;
+}
+
 /* Take the ring from its interrupt: called with preemption disabled. */
 static void sqcq_suppress(struct virtio_sqcq_poller *p)
 {
@@ -238,6 +286,7 @@ static void sqcq_suppress(struct virtio_sqcq_poller *p)
 	/* Spinning now answers any wakeup still pending. */
 	clear_bit(SQCQ_WAKE_PENDING, &p->flags);
 	virtqueue_disable_cb(r->vq);
+	sqcq_learn_cost(p);
 	spin_unlock_irqrestore(r->lock, flags);
 	/* The driver may have reaped since the last peek. */
 	p->must_reap = true;
@@ -414,15 +463,22 @@ static int sqcq_thread(void *data)
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 {
 	u64 now = local_clock();
+	bool spins;
 
 	sqcq_sample(p, now);
 	p->empty_since = now;
-	if (!sqcq_policy_spins(&p->policy, &p->cq->params))
+	spins = sqcq_policy_spins(&p->policy, &p->cq->params);
+	/* Not spinning: woken only for a cost sample, now and then. */
+	if (!spins && (!p->cq->params.measured ||
+		       now - p->cost_at < SQCQ_COST_EVERY_NS))
 		return false;
 	/* Pairs with set_current_state() in sqcq_sleep(). */
 	if (!test_and_set_bit(SQCQ_WAKE_PENDING, &p->flags)) {
+		p->woken_at = ktime_get_mono_fast_ns();
 		wake_up_process(p->task);
 		WRITE_ONCE(p->wakeups_by_irq, p->wakeups_by_irq + 1);
+		if (!spins)
+			WRITE_ONCE(p->cost_wakeups, p->cost_wakeups + 1);
 	}
 	return true;
 }
@@ -474,7 +530,7 @@ static const char * const sqcq_state_names[] = {
 
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
-	u64 sleeps, wakeups, wakeups_by_irq, yields, caught, spin_ns;
+	u64 sleeps, wakeups, wakeups_by_irq, cost_wakeups, yields, caught, spin_ns;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -488,6 +544,7 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->sleeps += READ_ONCE(p->sleeps);
 	c->wakeups += READ_ONCE(p->wakeups);
 	c->wakeups_by_irq += READ_ONCE(p->wakeups_by_irq);
+	c->cost_wakeups += READ_ONCE(p->cost_wakeups);
 	c->yields += READ_ONCE(p->yields);
 	c->caught += READ_ONCE(p->caught);
 	c->spin_ns += READ_ONCE(p->spin_ns);
@@ -499,8 +556,10 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->reaped, c->irqs, c->irqs_inline);
 	seq_printf(m, "polls %llu\nempty_polls %llu\nsleeps %llu\n",
 		   c->polls, c->empty_polls, c->sleeps);
-	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\nyields %llu\ncaught %llu\nspin_ns %llu\n",
-		   c->wakeups, c->wakeups_by_irq, c->yields, c->caught, c->spin_ns);
+	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\ncost_wakeups %llu\n",
+		   c->wakeups, c->wakeups_by_irq, c->cost_wakeups);
+	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\n",
+		   c->yields, c->caught, c->spin_ns);
 }
 
 /* One poller: where it may run, its state, policy and counters. */
@@ -520,7 +579,8 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
 		   task_pid_nr(p->task), p->ring->vq->index,
 		   cpumask_pr_args(p->cpus), sqcq_state_names[state]);
-	seq_printf(m, "budget_ns %u\nema_ns %llu\n", policy.budget_ns, policy.ema_ns);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\n",
+		   policy.budget_ns, policy.ema_ns, policy.cost_ns);
 	sqcq_counts_add(&c, p);
 	sqcq_counts_show(m, &c);
 	return 0;
@@ -535,7 +595,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
-	u32 budget = 0, b;
+	u32 budget = 0, cost = 0, b;
 	u64 ema = 0;
 	unsigned int i;
 
@@ -548,9 +608,13 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			budget = b;
 			ema = READ_ONCE(cq->pollers[i].policy.ema_ns);
 		}
+		cost = max(cost, READ_ONCE(cq->pollers[i].policy.cost_ns));
 	}
-	/* The largest budget of the device's pollers, and its gap EMA. */
-	seq_printf(m, "budget_ns %u\nema_ns %llu\n", budget, ema);
+	/*
+	 * The largest budget of the device's pollers and its gap EMA; the
+	 * largest measured sleep cost.
+	 */
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\n", budget, ema, cost);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));
@@ -563,9 +627,10 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			   READ_ONCE(r->irqs), READ_ONCE(r->irqs_inline),
 			   READ_ONCE(p->caught));
 		/* Not a counter: readers that sum vq lines skip it. */
-		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu\n",
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u\n",
 			   r->vq->index, READ_ONCE(p->policy.budget_ns),
-			   READ_ONCE(p->policy.ema_ns));
+			   READ_ONCE(p->policy.ema_ns),
+			   READ_ONCE(p->policy.cost_ns));
 	}
 	return 0;
 }

@@ -651,9 +651,9 @@ def guest_poller_delta(before, after, seconds):
     """CQ poller counters and CPU between two GUEST_POLLER_CMD outputs."""
     b, a = counters.parse_guest_pollers(before), counters.parse_guest_pollers(after)
     d = {k: v for k, v in counters.diff(a, b).items()
-         if k not in ("budget_ns", "ema_ns", "pid", "pollers")}
+         if k not in ("budget_ns", "ema_ns", "cost_ns", "pid", "pollers")}
     d["pollers"] = a["pollers"]
-    for k in ("budget_ns", "ema_ns"):
+    for k in ("budget_ns", "ema_ns", "cost_ns"):
         if k in a:
             d[k] = a[k]
     # The guest's USER_HZ is 100 on x86.

@@ -28,6 +28,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
+           ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}")]
 
 
@@ -41,7 +42,7 @@ def value(st, field):
     if field in ("poller_cpu", "guest_poller_cpu"):
         p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
-    if field in ("sq_budget_us", "cq_budget_us", "sq_cost_us", "sq_caught", "cq_caught"):
+    if field in ("sq_budget_us", "cq_budget_us", "sq_cost_us", "cq_cost_us", "sq_caught", "cq_caught"):
         # The budget a cell ended with (the largest of its vqs), and the
         # share of spin windows that found work before the poller slept.
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
@@ -260,7 +261,8 @@ def result_cells(summary, modes, tests, backstore, ref=REF):
                              ("exits_per_io", "exits"), ("injections_per_io", "irq_injections"),
                              ("p99_us", "p99_us"), ("sq_cpu_pct", "poller_cpu"),
                              ("cq_cpu_pct", "guest_poller_cpu"), ("sq_budget_us", "sq_budget_us"),
-                             ("cq_budget_us", "cq_budget_us"), ("sq_cost_us", "sq_cost_us"), ("sq_caught", "sq_caught"),
+                             ("cq_budget_us", "cq_budget_us"), ("sq_cost_us", "sq_cost_us"), ("cq_cost_us", "cq_cost_us"),
+                             ("sq_caught", "sq_caught"),
                              ("cq_caught", "cq_caught")):
                     v = s["fig"][f]
                     c[k] = round(v[0], 4) if v else None
