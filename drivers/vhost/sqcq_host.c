@@ -297,16 +297,19 @@ static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
 	sv->t_transition = now;
 }
 
+/* The longest spin window without work, in ns. */
+static u32 sqcq_idle_timeout_ns(void)
+{
+	return min(READ_ONCE(sqcq_idle_timeout_us), SQCQ_SPIN_MAX_US_LIMIT) *
+	       NSEC_PER_USEC;
+}
+
 /* The budget of a spin window starting now (0: do not spin). */
 static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
 {
 	sqcq_read_params(&sv->params);
-	if (!sqcq_policy_spins(&sv->policy, &sv->params))
-		return 0;
-	/* The ceiling also caps a budget learnt under a higher one. */
-	return min3((u64)sv->policy.budget_ns,
-		    (u64)sqcq_policy_ceiling(&sv->policy, &sv->params),
-		    (u64)READ_ONCE(sqcq_idle_timeout_us) * NSEC_PER_USEC);
+	return sqcq_policy_window(&sv->policy, &sv->params,
+				  sqcq_idle_timeout_ns());
 }
 
 /*
@@ -601,11 +604,28 @@ bool vhost_sqcq_handle_kick(struct vhost_sqcq_dev *sd,
 
 /* --- debugfs --------------------------------------------------------- */
 
+/*
+ * The window a vq's next spin would open (racy while it runs: a moving
+ * value); the parameters as they are now, the vq's own left alone.
+ */
+static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
+{
+	struct sqcq_policy policy = {
+		.ema_ns = READ_ONCE(sv->policy.ema_ns),
+		.budget_ns = READ_ONCE(sv->policy.budget_ns),
+		.cost_ns = READ_ONCE(sv->policy.cost_ns),
+	};
+	struct sqcq_policy_params c;
+
+	sqcq_read_params(&c);
+	return sqcq_policy_window(&policy, &c, sqcq_idle_timeout_ns());
+}
+
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
 	u64 sum[8] = {}, ema = 0;
-	u32 cost = 0;
+	u32 cost = 0, window = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -628,9 +648,15 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		}
 		/* (the largest: a vq never kicked has measured nothing) */
 		cost = max(cost, READ_ONCE(sv->policy.cost_ns));
+		window = max(window, sqcq_window_now(sv));
 	}
-	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\n",
-		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema, cost);
+	/*
+	 * budget_ns is the policy's (the largest vq's, with its gap EMA);
+	 * window_ns the longest spin the vqs would open now.
+	 */
+	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
+		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema, cost,
+		   window);
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
@@ -645,10 +671,10 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			   READ_ONCE(sv->inline_kicks), READ_ONCE(sv->yields),
 			   READ_ONCE(sv->caught), READ_ONCE(sv->worker_pid));
 		/* Not a counter: readers that sum vq lines skip it. */
-		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u\n", i,
-			   READ_ONCE(sv->policy.budget_ns),
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u window_ns %u\n",
+			   i, READ_ONCE(sv->policy.budget_ns),
 			   READ_ONCE(sv->policy.ema_ns),
-			   READ_ONCE(sv->policy.cost_ns));
+			   READ_ONCE(sv->policy.cost_ns), sqcq_window_now(sv));
 	}
 	return 0;
 }

@@ -361,8 +361,9 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 		if (!p->spin_deadline) {
 			if (!p->empty_since)
 				p->empty_since = now;
-			p->spin_deadline = now + min(READ_ONCE(p->policy.budget_ns),
-						     p->cq->idle_timeout_ns);
+			p->spin_deadline = now +
+				sqcq_policy_window(&p->policy, &p->cq->params,
+						   p->cq->idle_timeout_ns);
 		}
 		if (now >= p->spin_deadline) {
 			armed = sqcq_arm(p);
@@ -562,6 +563,19 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->yields, c->caught, c->spin_ns);
 }
 
+/* The window @p would open now (racy while it spins: a moving value). */
+static u32 sqcq_window_now(struct virtio_sqcq_cq *cq,
+			   struct virtio_sqcq_poller *p)
+{
+	struct sqcq_policy policy = {
+		.ema_ns = READ_ONCE(p->policy.ema_ns),
+		.budget_ns = READ_ONCE(p->policy.budget_ns),
+		.cost_ns = READ_ONCE(p->policy.cost_ns),
+	};
+
+	return sqcq_policy_window(&policy, &cq->params, cq->idle_timeout_ns);
+}
+
 /* One poller: where it may run, its state, policy and counters. */
 static int sqcq_poller_show(struct seq_file *m, void *v)
 {
@@ -579,8 +593,10 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
 		   task_pid_nr(p->task), p->ring->vq->index,
 		   cpumask_pr_args(p->cpus), sqcq_state_names[state]);
-	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\n",
-		   policy.budget_ns, policy.ema_ns, policy.cost_ns);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
+		   policy.budget_ns, policy.ema_ns, policy.cost_ns,
+		   sqcq_policy_window(&policy, &p->cq->params,
+				      p->cq->idle_timeout_ns));
 	sqcq_counts_add(&c, p);
 	sqcq_counts_show(m, &c);
 	return 0;
@@ -595,7 +611,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
-	u32 budget = 0, cost = 0, b;
+	u32 budget = 0, cost = 0, window = 0, b;
 	u64 ema = 0;
 	unsigned int i;
 
@@ -609,12 +625,15 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			ema = READ_ONCE(cq->pollers[i].policy.ema_ns);
 		}
 		cost = max(cost, READ_ONCE(cq->pollers[i].policy.cost_ns));
+		window = max(window, sqcq_window_now(cq, &cq->pollers[i]));
 	}
 	/*
 	 * The largest budget of the device's pollers and its gap EMA; the
-	 * largest measured sleep cost.
+	 * largest measured sleep cost and the longest window a poller would
+	 * open now.
 	 */
-	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\n", budget, ema, cost);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
+		   budget, ema, cost, window);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));
@@ -627,10 +646,10 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			   READ_ONCE(r->irqs), READ_ONCE(r->irqs_inline),
 			   READ_ONCE(p->caught));
 		/* Not a counter: readers that sum vq lines skip it. */
-		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u\n",
+		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u window_ns %u\n",
 			   r->vq->index, READ_ONCE(p->policy.budget_ns),
 			   READ_ONCE(p->policy.ema_ns),
-			   READ_ONCE(p->policy.cost_ns));
+			   READ_ONCE(p->policy.cost_ns), sqcq_window_now(cq, p));
 	}
 	return 0;
 }

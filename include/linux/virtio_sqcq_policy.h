@@ -270,6 +270,29 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
+/**
+ * sqcq_policy_window - the spin window a poller opens now
+ * @p: policy state
+ * @c: parameters
+ * @idle_timeout_ns: the longest window without work
+ *
+ * The budget as applied: capped by the ceiling (a budget learnt under a
+ * higher one) and by @idle_timeout_ns.  Return: 0 when the policy does
+ * not spin (the poller sleeps at once).
+ */
+static inline u32 sqcq_policy_window(const struct sqcq_policy *p,
+				     const struct sqcq_policy_params *c,
+				     u32 idle_timeout_ns)
+{
+	u32 w = p->budget_ns;
+
+	if (!sqcq_policy_spins(p, c))
+		return 0;
+	if (w > sqcq_policy_ceiling(p, c))
+		w = sqcq_policy_ceiling(p, c);
+	return w < idle_timeout_ns ? w : idle_timeout_ns;
+}
+
 /*
  * Completion-CPU picker.  LIO runs a command's completion work on the CPU
  * named by se_cmd->cpuid; by default that is the submitting CPU, which for

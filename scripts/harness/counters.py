@@ -257,6 +257,11 @@ class KvmCounters:
 # --- the project's own poller counters and the pollers' CPU time -------------
 
 SQCQ_DEBUGFS = "/sys/kernel/debug/vhost-sqcq"
+# The policy's state in the pollers' stats (the value at the end of a step,
+# not a counter to take a difference of): budget, gap EMA, measured sleep
+# cost, and the spin window a poller would open now.
+POLICY = ("budget_ns", "ema_ns", "cost_ns", "window_ns")
+GAUGES = POLICY + ("pid",)
 
 
 def parse_poller_stats(text):
@@ -289,7 +294,7 @@ def poller_stats(root=SQCQ_DEBUGFS):
             continue
         total["pollers"] += 1
         for k, v in st.items():
-            if k not in ("owner_pid", "pid", "budget_ns", "ema_ns", "cost_ns", "vq_worker"):
+            if k not in GAUGES + ("owner_pid", "vq_worker"):
                 total[k] = total.get(k, 0) + v
             else:
                 total[k] = v
@@ -342,7 +347,7 @@ def parse_guest_pollers(text):
         # (a device's file says how many pollers it has: one per queue)
         total["pollers"] += st.pop("pollers", 1)
         for k, v in st.items():
-            if k in ("pid", "budget_ns", "ema_ns", "cost_ns"):
+            if k in GAUGES:
                 total[k] = v
             else:
                 total[k] = total.get(k, 0) + v

@@ -637,9 +637,9 @@ class PollerSample:
     def since(before, t0):
         after, t1 = PollerSample.take()
         d = {k: v for k, v in counters.diff(after, before).items()
-             if k not in ("budget_ns", "ema_ns", "cost_ns", "pid", "owner_pid", "pollers", "vq_worker")}
+             if k not in counters.GAUGES + ("owner_pid", "pollers", "vq_worker")}
         d["pollers"] = after["pollers"]
-        for k in ("budget_ns", "ema_ns", "cost_ns"):
+        for k in counters.POLICY:
             if k in after:
                 d[k] = after[k]
         d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / os.sysconf("SC_CLK_TCK") / (t1 - t0), 2)
@@ -651,9 +651,9 @@ def guest_poller_delta(before, after, seconds):
     """CQ poller counters and CPU between two GUEST_POLLER_CMD outputs."""
     b, a = counters.parse_guest_pollers(before), counters.parse_guest_pollers(after)
     d = {k: v for k, v in counters.diff(a, b).items()
-         if k not in ("budget_ns", "ema_ns", "cost_ns", "pid", "pollers")}
+         if k not in counters.GAUGES + ("pollers",)}
     d["pollers"] = a["pollers"]
-    for k in ("budget_ns", "ema_ns", "cost_ns"):
+    for k in counters.POLICY:
         if k in a:
             d[k] = a[k]
     # The guest's USER_HZ is 100 on x86.

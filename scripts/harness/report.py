@@ -25,9 +25,11 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("guest_poller_cpu", "guest CQ poller CPU %", "{:.0f}"),
            ("cq_wakeups", "CQ poller wakeups/IO", "{:.3f}"), ("cq_sleeps", "CQ poller sleeps/IO", "{:.3f}"),
            ("sq_budget_us", "SQ spin budget at the end, us", "{:,.0f}"),
+           ("sq_window_us", "SQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
+           ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}")]
 
@@ -42,13 +44,14 @@ def value(st, field):
     if field in ("poller_cpu", "guest_poller_cpu"):
         p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
-    if field in ("sq_budget_us", "cq_budget_us", "sq_cost_us", "cq_cost_us", "sq_caught", "cq_caught"):
+    if field in ("sq_budget_us", "cq_budget_us", "sq_window_us", "cq_window_us", "sq_cost_us", "cq_cost_us",
+                 "sq_caught", "cq_caught"):
         # The budget a cell ended with (the largest of its vqs), and the
         # share of spin windows that found work before the poller slept.
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         if not p.get("pollers"):
             return None
-        if field.endswith(("budget_us", "cost_us")):
+        if field.endswith(("budget_us", "window_us", "cost_us")):
             k = field[3:-3] + "_ns"
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
@@ -261,7 +264,8 @@ def result_cells(summary, modes, tests, backstore, ref=REF):
                              ("exits_per_io", "exits"), ("injections_per_io", "irq_injections"),
                              ("p99_us", "p99_us"), ("sq_cpu_pct", "poller_cpu"),
                              ("cq_cpu_pct", "guest_poller_cpu"), ("sq_budget_us", "sq_budget_us"),
-                             ("cq_budget_us", "cq_budget_us"), ("sq_cost_us", "sq_cost_us"), ("cq_cost_us", "cq_cost_us"),
+                             ("cq_budget_us", "cq_budget_us"), ("sq_window_us", "sq_window_us"),
+                             ("cq_window_us", "cq_window_us"), ("sq_cost_us", "sq_cost_us"), ("cq_cost_us", "cq_cost_us"),
                              ("sq_caught", "sq_caught"),
                              ("cq_caught", "cq_caught")):
                     v = s["fig"][f]

@@ -234,6 +234,30 @@ static void test_measured_ceiling(void)
 	      "a configured ceiling overrides the measurement (%u)", sqcq_policy_ceiling(&p, &c));
 }
 
+static void test_window(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+
+	sqcq_params_set(&c, 0, 300);
+	sqcq_policy_init(&p, &c);
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0,
+	      "no history: no window (budget %u)", p.budget_ns);
+	p.budget_ns = 200000;
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 200000, "the budget, under both caps");
+	CHECK(sqcq_policy_window(&p, &c, 50000) == 50000, "capped by the idle timeout");
+	sqcq_params_set(&c, 0, 100);
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 100000,
+	      "a budget learnt under a higher ceiling: capped by the new one");
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0,
+	      "auto before a cost was measured: no window");
+	p.cost_ns = 68000;
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 68000, "auto: capped by the cost");
+	p.budget_ns = c.spin_min_ns;
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0, "a budget at the floor: no window");
+}
+
 /*
  * Ski rental, simulated: gaps drawn from a distribution, a sleep costs B.
  * Each gap costs the poller the gap if its window caught it, else the
@@ -385,6 +409,7 @@ int main(void)
 	test_bursty();
 	test_long_gap_clamp();
 	test_measured_ceiling();
+	test_window();
 	test_ski_rental();
 	test_extremes();
 	test_params_set();
