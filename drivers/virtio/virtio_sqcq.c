@@ -24,7 +24,8 @@
  * The spin budget comes from include/linux/virtio_sqcq_policy.h, shared
  * with the host; each queue learns its own.  An interrupt to a sleeping
  * poller wakes it only if the policy predicts that the completions which
- * follow come soon enough for spinning to pay.
+ * follow come soon enough for spinning to pay, or, at most every 100 ms,
+ * to measure what a sleep costs (the auto ceiling).
  *
  * Not used on PREEMPT_RT, where the driver's ring lock is a sleeping lock
  * and cannot be taken with preemption disabled.
@@ -40,6 +41,7 @@
 #include <linux/sched/isolation.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/virtio.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
@@ -133,12 +135,14 @@ struct virtio_sqcq_poller {
 	u64 empty_since;		/* the ring was found empty then (0: not) */
 
 	/*
-	 * Under the ring's lock: when the interrupt that woke the poller came
-	 * (ktime_get_mono_fast_ns(): that CPU may not be the poller's; 0:
-	 * none pending), and when the last sleep cost was learnt (local_clock()).
+	 * Under the ring's lock, in ktime_get_mono_fast_ns() (the interrupt's
+	 * CPU need not be the poller's): when the interrupt that woke the
+	 * poller came (0: none), and when the last sleep cost was learnt.
 	 */
 	u64 woken_at;
 	u64 cost_at;
+	/* Poller thread only: its run-queue wait before it last slept. */
+	u64 run_delay;
 
 	/* Poller thread only. */
 	bool must_reap;			/* the peek's index may be stale */
@@ -255,22 +259,41 @@ static unsigned int sqcq_reap(struct virtio_sqcq_poller *p)
 	return n;
 }
 
+/* The poller's total wait on a run queue (KVM's steal time reads it too). */
+static u64 sqcq_run_delay(void)
+{
+#ifdef CONFIG_SCHED_INFO
+	return READ_ONCE(current->sched_info.run_delay);
+#else
+	return 0;
+#endif
+}
+
 /*
  * What a sleep cost: from the interrupt that woke the poller to the poller
- * taking the ring (the driver's inline reap in between, the wakeup and its
- * scheduling), the guest's side of the host's kick-to-service cost.  Ring
- * lock held: the interrupt path owns the policy until the state changes.
+ * taking the ring, less the time it waited on the run queue behind other
+ * tasks (SCHED_IDLE: the submitter this interrupt completed, usually),
+ * which is work a spin would have waited for too.  What is left is the
+ * wakeup itself (the driver's inline reap before it when both share a
+ * CPU), the guest's side of the host's kick-to-service cost.  At most the
+ * longest spin window: a ceiling beyond it would only distort the policy.
+ * Ring lock held, the state just changed to SQCQ_SPINNING: the policy is
+ * the poller's from here.
  */
 static void sqcq_learn_cost(struct virtio_sqcq_poller *p)
 {
-	u64 now;
+	u64 now, cost, queued;
 
 	if (!p->woken_at)
 		return;
 	now = ktime_get_mono_fast_ns();
-	if (p->cq->params.measured && now > p->woken_at) {
-		sqcq_policy_cost(&p->policy, &p->cq->params, now - p->woken_at);
-		p->cost_at = local_clock();
+	queued = sqcq_run_delay() - p->run_delay;
+	if ((s64)(now - p->woken_at) > 0) {
+		cost = now - p->woken_at;
+		cost = cost > queued ? cost - queued : 0;
+		sqcq_policy_cost(&p->policy, &p->cq->params,
+				 min_t(u64, cost, p->cq->idle_timeout_ns));
+		p->cost_at = now;
 	}
 	p->woken_at = 0;
 }
@@ -433,6 +456,7 @@ static void sqcq_sleep(struct virtio_sqcq_poller *p)
 		return;
 	}
 	WRITE_ONCE(p->sleeps, p->sleeps + 1);
+	p->run_delay = sqcq_run_delay();
 	schedule();
 	clear_bit(SQCQ_WAKE_PENDING, &p->flags);
 	WRITE_ONCE(p->wakeups, p->wakeups + 1);
@@ -459,28 +483,38 @@ static int sqcq_thread(void *data)
 /*
  * An interrupt while the poller sleeps: the driver reaps it, so the ring is
  * empty from now on.  Learn the gap and wake the poller if spinning for
- * the next completions pays.  Ring lock held.  Return: true if woken.
+ * the next completions pays, or (auto ceiling) for a cost sample when the
+ * last is SQCQ_COST_EVERY_NS old.  Ring lock held.  Return: true if this
+ * interrupt woke the poller.
  */
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 {
-	u64 now = local_clock();
+	bool measured = p->cq->params.measured;
+	u64 now = local_clock(), t = 0;
 	bool spins;
 
 	sqcq_sample(p, now);
 	p->empty_since = now;
 	spins = sqcq_policy_spins(&p->policy, &p->cq->params);
-	/* Not spinning: woken only for a cost sample, now and then. */
-	if (!spins && (!p->cq->params.measured ||
-		       now - p->cost_at < SQCQ_COST_EVERY_NS))
+	if (measured) {
+		t = ktime_get_mono_fast_ns();
+		/* (signed: a stamp from a CPU whose clock is ahead is recent) */
+		if (!spins && (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS)
+			return false;
+	} else if (!spins) {
 		return false;
-	/* Pairs with set_current_state() in sqcq_sleep(). */
-	if (!test_and_set_bit(SQCQ_WAKE_PENDING, &p->flags)) {
-		p->woken_at = ktime_get_mono_fast_ns();
-		wake_up_process(p->task);
-		WRITE_ONCE(p->wakeups_by_irq, p->wakeups_by_irq + 1);
-		if (!spins)
-			WRITE_ONCE(p->cost_wakeups, p->cost_wakeups + 1);
 	}
+	/* Pairs with set_current_state() in sqcq_sleep(). */
+	if (test_and_set_bit(SQCQ_WAKE_PENDING, &p->flags))
+		return false;
+	/* Only a poller that slept has a sleep to measure. */
+	if (!wake_up_process(p->task))
+		return false;
+	if (measured && !p->woken_at)
+		p->woken_at = t;
+	WRITE_ONCE(p->wakeups_by_irq, p->wakeups_by_irq + 1);
+	if (!spins)
+		WRITE_ONCE(p->cost_wakeups, p->cost_wakeups + 1);
 	return true;
 }
 
