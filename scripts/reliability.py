@@ -345,6 +345,8 @@ def main():
         # enough for t41: every step passed and its host VM powered off at
         # 1,793 s of 1,800, 2026-11-30 16:30).
         env.setdefault("SQCQ_TIMEOUT_SCALE", "3")
+        # And a nested guest's boot twice that (6.5 min seen of 9).
+        env.setdefault("SQCQ_BOOT_SCALE", "2")
         env.setdefault("PLAN_TIMEOUT", "2700")
         with open(os.path.join(kdir, "config")) as f:
             conf = f.read()

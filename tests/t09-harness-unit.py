@@ -234,16 +234,26 @@ os.environ.pop("SQCQ_SHUTDOWN_TRACE", None)
 # and SQCQ_TIMEOUT_SCALE reaches each targetcli command of the LIO setup
 os.environ["SQCQ_TIMEOUT_SCALE"] = "3"
 P.write({"host": {}, "lio": {"backstore": "fileio"}, "guests": [{}]}, os.path.join(d, "plan.json"))
-del os.environ["SQCQ_TIMEOUT_SCALE"]
 with open(os.path.join(d, "plan.json")) as f:
     scaled = json.load(f)
 got += [scaled["lio"].get("timeout"), scaled["guests"][0].get("boot_timeout")]
+# SQCQ_BOOT_SCALE: the boot limit once more (the debug kernel's 2: 1,080 s)
+for val in ("2", "0.5"):
+    os.environ["SQCQ_BOOT_SCALE"] = val
+    try:
+        P.write({"host": {}, "guests": [{}]}, os.path.join(d, "plan.json"))
+        with open(os.path.join(d, "plan.json")) as f:
+            got.append(json.load(f)["guests"][0].get("boot_timeout"))
+    except SystemExit as e:
+        got.append(str(e))
+del os.environ["SQCQ_TIMEOUT_SCALE"], os.environ["SQCQ_BOOT_SCALE"]
 shutil.rmtree(d)
 ok = (got[:2] == [True, False] and "SQCQ_SHUTDOWN_TRACE='yes' is invalid" in str(got[2])
-      and got[3:] == [360, 540])
+      and got[3:5] == [360, 540] and got[5] == 1080 and "SQCQ_BOOT_SCALE='0.5' is invalid" in str(got[6]))
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {len(cases) + len(tf_cases) + 6} - SQCQ_SHUTDOWN_TRACE switches the shutdown "
-      "recording through the plan, a bad value is refused; SQCQ_TIMEOUT_SCALE scales the targetcli timeout"
+      "recording through the plan, a bad value is refused; SQCQ_TIMEOUT_SCALE scales the targetcli timeout, "
+      "SQCQ_BOOT_SCALE the boot limit again"
       + ("" if ok else f": {got}"))
 # The two-guests step's second guest (hostrole.run_second_guest): a boot
 # that stopped before its init ran carries the emulator's verdict out of
