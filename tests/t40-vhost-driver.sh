@@ -15,7 +15,11 @@
 # (it keeps accepting the bit it offered); bad-target replies mixed with
 # completions under EVENT_IDX, taken by interrupt only (none lost); a
 # CLEAR_ENDPOINT that fails (the device polls on), and a release with the
-# poll running (no thread left, the target usable again).  Both targets share one backstore.
+# poll running (no thread left, the target usable again).  And the policy's
+# clock (issue 20): a gap across a sleep ends at the kick, not at the
+# service after the wakeup (the worker's CPU held 30 ms by a SCHED_FIFO
+# thread at each kick: the gap EMA stays at the driver's few ms; it was
+# 40 ms when the wakeup counted).  Both targets share one backstore.
 # timeout: 900
 # vm: yes
 set -uo pipefail

@@ -423,9 +423,11 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		now = ktime_get_mono_fast_ns();
 		/* The kick that woke us (a guest may also wake us without). */
 		kick = atomic64_xchg(&sv->kick_ns, 0);
-		if (kick && kick <= now)
+		if (kick && kick <= now) {
 			sqcq_policy_cost(&sv->policy, &sv->params,
 					 now - kick);
+			sv->kicked_at = kick;
+		}
 		sqcq_transition(sv, now, &sv->idle_ns);
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
@@ -450,12 +452,22 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		if (n) {
 			WRITE_ONCE(sv->work, sv->work + n);
-			/* The clock only on an empty->work transition. */
-			if (sv->empty_since)
+			/*
+			 * The clock only on an empty->work transition.  After
+			 * a sleep the request came with its kick: the gap
+			 * ends there, not after the wakeup (which would add
+			 * the sleep's own cost to every gap, and with the
+			 * measured ceiling make each one too long to spin for).
+			 */
+			if (sv->empty_since) {
+				u64 at = sv->kicked_at ?: ktime_get_mono_fast_ns();
+
 				sqcq_policy_sample(&sv->policy, &sv->params,
-						   ktime_get_mono_fast_ns() -
-						   sv->empty_since);
+						   at > sv->empty_since ?
+						   at - sv->empty_since : 0);
+			}
 			sv->empty_since = 0;
+			sv->kicked_at = 0;
 			sv->deadline = 0;
 			/*
 			 * Give the worker loop its turn now and then, for
@@ -476,6 +488,8 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		if (!sv->empty_since)
 			sv->empty_since = now;
 		if (!sv->deadline) {
+			/* (a kick that brought nothing ends no gap) */
+			sv->kicked_at = 0;
 			budget = sqcq_window_budget(sv);
 			if (!budget)
 				WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
@@ -517,6 +531,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->asleep = false;
 	sv->requeued = false;
 	sv->empty_since = 0;
+	sv->kicked_at = 0;
 	sv->deadline = 0;
 	sv->t_transition = 0;
 	atomic64_set(&sv->kick_ns, 0);

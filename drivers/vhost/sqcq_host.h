@@ -50,6 +50,7 @@ struct vhost_virtqueue;
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
+ * @kicked_at: the kick that woke this run, for the gap it ends (0: none)
  * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps + contended))
@@ -64,7 +65,7 @@ struct vhost_sqcq_vq {
 	unsigned int steer_cursor;
 	pid_t worker_pid;
 	const void *worker;
-	u64 empty_since, deadline, t_transition;
+	u64 empty_since, deadline, t_transition, kicked_at;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
