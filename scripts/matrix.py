@@ -9,8 +9,8 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--out DIR]
        matrix.py --report DIR
 
---report DIR renders DIR's report.md, plots and table again from its
-summary.json, running nothing.
+--report DIR renders DIR's report.md, plots, table and summary.json's
+cells list again from its recorded steps, running nothing.
 
 --repeats N runs N interleaved rounds: each round runs every mode once, in
 turn; each figure is the median over rounds with its min and max, and a
@@ -351,6 +351,11 @@ def main():
         if "modes" not in summary:
             sys.exit(f"matrix: --report {a.report}: summary.json is from a matrix.py without "
                      "interleaved rounds; run the matrix again")
+        # The cells list too, from the same steps (a report fix reaches
+        # summary.json's machine-readable cells as well as report.md).
+        summary["cells"] = R.result_cells(summary, summary["modes"], summary["tests"], summary.get("backstore"))
+        with open(os.path.join(a.report, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=1)
         write_report(os.path.abspath(a.report), summary)
         return 0
 

@@ -351,6 +351,16 @@ class MatrixArgs(unittest.TestCase):
         _, guests, _ = matrix.round_guests(a, md, modes, {"sqcq-host": "sqcq-host@500us"}, tests, runtime, 1, False)
         self.assertEqual([g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests], ["300", "300", "500", "300"])
 
+    def test_burst_cells_counted(self):
+        # The bursty test's cells are measured cells like the others (the
+        # first quick run with it showed them all as 'not run').
+        s = rounds_run({"baseline": [100, 150], "sqcq-host": [120, 160]})
+        for st in s["steps"]:
+            st["step"] = "randread-qd1-nj1-burst"
+        samp = RD.samples(s)
+        self.assertIn(("randread-qd1-nj1-burst", "sqcq-host"), samp)
+        self.assertEqual(RD.verdict(samp, "sqcq-host", ["randread-qd1-nj1-burst"])[0], "holds")
+
     def test_untuned_line(self):
         # Round 1: the variant is better than baseline, round 2 baseline
         # is: the default mode pairs with 200 and then 150.

@@ -10,8 +10,9 @@ data.
 import re
 from statistics import median
 
-# Measured cells: '<rw>-qd<QD>-nj<NJ>' (an older run's repeats: '#<k>').
-CELL = re.compile(r"^\w+-qd\d+-nj\d+(#\d+)?$")
+# Measured cells: '<rw>-qd<QD>-nj<NJ>', '-burst' for a bursty one (an older
+# run's repeats: '#<k>').
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(#\d+)?$")
 REF = "baseline"
 # The second baseline run of each round (matrix.py --noise): baseline
 # against baseline shows how big a difference must be to mean anything.
