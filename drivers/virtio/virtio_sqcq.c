@@ -490,20 +490,17 @@ static int sqcq_thread(void *data)
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 {
 	bool measured = p->cq->params.measured;
-	u64 now = local_clock(), t = 0;
+	u64 now = local_clock();
+	u64 t = measured ? ktime_get_mono_fast_ns() : 0;
 	bool spins;
 
 	sqcq_sample(p, now);
 	p->empty_since = now;
 	spins = sqcq_policy_spins(&p->policy, &p->cq->params);
-	if (measured) {
-		t = ktime_get_mono_fast_ns();
-		/* (signed: a stamp from a CPU whose clock is ahead is recent) */
-		if (!spins && (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS)
-			return false;
-	} else if (!spins) {
+	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
+	if (!spins && (!measured ||
+		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))
 		return false;
-	}
 	/* Pairs with set_current_state() in sqcq_sleep(). */
 	if (test_and_set_bit(SQCQ_WAKE_PENDING, &p->flags))
 		return false;

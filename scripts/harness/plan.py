@@ -226,28 +226,29 @@ def scale_timeouts(node, scale):
             scale_timeouts(v, scale)
 
 
+def env_scale(name, most):
+    """The factor in environment variable NAME (default 1), from 1 to MOST;
+    anything else ends the run naming it."""
+    raw = os.environ.get(name, "1")
+    try:
+        v = float(raw)
+        if not 1 <= v <= most:
+            raise ValueError
+    except ValueError:
+        sys.exit(f"{name}={raw!r} is invalid: a number from 1 to {most}")
+    return v
+
+
 def write(plan, path):
     """Write PLAN; its timeouts times SQCQ_TIMEOUT_SCALE (e.g. 2 on the
     debug kernel, where the host VM is 5-10 times slower)."""
-    raw = os.environ.get("SQCQ_TIMEOUT_SCALE", "1")
-    try:
-        scale = float(raw)
-        if not 1 <= scale <= 20:
-            raise ValueError
-    except ValueError:
-        sys.exit(f"SQCQ_TIMEOUT_SCALE={raw!r} is invalid: a number from 1 to 20")
+    scale = env_scale("SQCQ_TIMEOUT_SCALE", 20)
     # SQCQ_BOOT_SCALE: the nested guests' boot limit once more (the debug
     # host VM: a boot took 6.5 min of the 9 the timeout scale gave it, on
     # 2026-12-03 both boots of a t20 ran out; nothing of the project runs
     # before the guest's init, and its QEMU's CPU time, logged each minute,
     # shows a slow boot from a stuck one).
-    raw = os.environ.get("SQCQ_BOOT_SCALE", "1")
-    try:
-        boot_scale = float(raw)
-        if not 1 <= boot_scale <= 10:
-            raise ValueError
-    except ValueError:
-        sys.exit(f"SQCQ_BOOT_SCALE={raw!r} is invalid: a number from 1 to 10")
+    boot_scale = env_scale("SQCQ_BOOT_SCALE", 10)
     # SQCQ_SHUTDOWN_TRACE=0: the host role does not record KVM's shutdown
     # exits (KvmCounters.setup), so a triple fault is located from QEMU's
     # reset log only.  For telling the trace apart from what it watches.
