@@ -531,15 +531,21 @@ def _fault_steps(kind):
         return [start,
                 {"name": "sigkill-qemu", "type": "host", "expect_rc": 0, "ends_guest": True,
                  "destructive": "SIGKILLs a QEMU", "cmd": (
-                    "ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "
-                    "{ echo 'no poller before the kill'; exit 1; }; kill -9 $QEMU_PID; "
-                    "for i in $(seq 100); do ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1 || "
-                    "break; sleep 0.1; done; "
-                    "if ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1; then "
-                    "echo 'poller of the killed QEMU still there after 10 s'; exit 1; fi; "
-                    "if grep -qs vhost-$QEMU_PID /proc/[0-9]*/task/*/comm; then "
-                    "echo 'a vhost worker of the killed QEMU survives'; exit 1; fi; "
-                    "echo 'QEMU killed with I/O in flight; its vhost workers and poll debugfs gone'")}]
+                    # The poller's debugfs goes first in the release path
+                    # (vhost_sqcq_release()), the workers later, once the
+                    # endpoint's in-flight commands are done
+                    # (vhost_dev_cleanup()): wait for both, 10 s in all.
+                    "dbg() { ls -d /sys/kernel/debug/vhost-sqcq/$QEMU_PID-* >/dev/null 2>&1; }; "
+                    "wk() { grep -qsx vhost-$QEMU_PID /proc/[0-9]*/task/*/comm; }; "
+                    "dbg || { echo 'no poller before the kill'; exit 1; }; "
+                    "wk || { echo 'no vhost worker before the kill'; exit 1; }; kill -9 $QEMU_PID; "
+                    "d=; w=; for i in $(seq 100); do [ -z \"$d\" ] && ! dbg && d=$i; "
+                    "[ -z \"$w\" ] && ! wk && w=$i; [ -n \"$d\" ] && [ -n \"$w\" ] && break; sleep 0.1; done; "
+                    "[ -n \"$d\" ] || { echo 'poller of the killed QEMU still there after 10 s'; exit 1; }; "
+                    "[ -n \"$w\" ] || { echo \"a vhost worker of the killed QEMU survives 10 s (its poll debugfs went "
+                    "after $(((d - 1) * 100)) ms): $(grep -lsx vhost-$QEMU_PID /proc/[0-9]*/task/*/comm | tr '\\n' ' ')\"; exit 1; }; "
+                    "echo \"QEMU killed with I/O in flight; poll debugfs gone after $(((d - 1) * 100)) ms, "
+                    "its vhost workers after $(((w - 1) * 100)) ms\"")}]
     if kind == "guest-reset":
         return [start, {"name": "guest-reset", "type": "reboot", "timeout": 300}]
     if kind == "lun-relink":
