@@ -21,12 +21,22 @@
  * The ceiling is configured, or measured (sqcq_policy_ceiling()): what a
  * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).
  *
- * A gap longer than the ceiling is learnt as 2 x the ceiling: it says "a spin
- * would not have caught this one", which is all the policy needs to know,
- * and one long idle between bursts does not hold the EMA above the ceiling
- * for the next burst's first few dozen requests.  Contention (the poller's
- * CPU wanted by another task) collapses the budget to the floor at once:
- * a poller never competes for its CPU, it regrows from short gaps.
+ * A gap longer than the ceiling C is learnt as C + C/8 (SQCQ_MISS_SHIFT): it
+ * says "a spin would not have caught this one", which is all the policy
+ * needs to know, and one long idle between bursts does not hold the EMA
+ * above the ceiling for the next burst's first requests.  The eighth sets
+ * when spinning stops: with a share s of the gaps caught, of mean g, the
+ * EMA is s g + (1 - s) 9/8 C, so windows open while about one gap in nine
+ * (g small) to one in five (g = C/2) is caught.  Learnt as 2 C (the first
+ * rule) it took one in two to two in three, and where gaps straddle what a
+ * sleep costs (nested KVM here) the poller never spun, although a window
+ * that misses costs only CPU nobody wanted (a contended spin ends at once)
+ * and one that catches saves a sleep, and the guest its kick.
+ *
+ * Contention (the poller's CPU wanted by another task) ends the window at
+ * once and quarters the budget: a poller never competes for its CPU, a CPU
+ * contended at every window brings the budget to the floor, and a passing
+ * kworker costs two short gaps of regrowth, not ten.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -72,7 +82,11 @@ struct sqcq_policy {
 #define SQCQ_IDLE_TIMEOUT_NS	1000000U
 /* The largest ceiling a module parameter accepts, in us (1 s). */
 #define SQCQ_SPIN_MAX_US_LIMIT	1000000U
-/* A gap beyond the ceiling is learnt as 2 x the ceiling: that must fit. */
+/* A contended window divides the budget by 2^this. */
+#define SQCQ_CONTENDED_SHIFT	2
+/* A gap beyond the ceiling is learnt as the ceiling and 1/2^this of it. */
+#define SQCQ_MISS_SHIFT		3
+/* ... and that must fit. */
 static_assert(2ULL * SQCQ_SPIN_MAX_US_LIMIT * 1000 <= SQCQ_GAP_CAP_NS);
 /* sqcq_spin_max_us=auto: the ceiling is measured (sqcq_policy_cost()). */
 #define SQCQ_SPIN_MAX_AUTO	0xffffffffU
@@ -196,7 +210,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 
 	/* Too long to catch: how much longer does not matter. */
 	if (max && gap_ns > max)
-		gap_ns = (u64)max * 2;
+		gap_ns = (u64)max + (max >> SQCQ_MISS_SHIFT);
 	if (gap_ns > SQCQ_GAP_CAP_NS)
 		gap_ns = SQCQ_GAP_CAP_NS;
 	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
@@ -246,14 +260,20 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
  * @c: parameters
  *
  * Another task was runnable on the poller's CPU (a vCPU, the backend):
- * spinning would take CPU from it.  The budget drops to the floor at once,
- * so on an oversubscribed CPU the device falls back to notifications; it
- * regrows, doubling per short gap, once the CPU is free again.
+ * spinning would take CPU from it, so the window has ended.  The budget
+ * drops to a quarter (SQCQ_CONTENDED_SHIFT), faster than short gaps grow
+ * it (x2 each): on an oversubscribed CPU it reaches the floor and the
+ * device falls back to notifications; after one passing task (LIO's
+ * completion kworker, a timer) it is back within two short gaps.  (At
+ * once to the floor, the first rule, took ten short gaps to regrow from
+ * 1 us, and on a 2-CPU host the budget was small most of the time.)
  */
 static inline void sqcq_policy_contended(struct sqcq_policy *p,
 					 const struct sqcq_policy_params *c)
 {
-	p->budget_ns = c->spin_min_ns;
+	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
+
+	p->budget_ns = b > c->spin_min_ns ? b : c->spin_min_ns;
 }
 
 /**
