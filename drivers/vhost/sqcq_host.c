@@ -639,7 +639,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[8] = {}, ema = 0, most = 0;
+	u64 sum[8] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
@@ -657,8 +657,9 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[6] += READ_ONCE(sv->yields);
 		sum[7] += READ_ONCE(sv->caught);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
-		if (READ_ONCE(sv->work) >= most) {
-			most = READ_ONCE(sv->work);
+		work = READ_ONCE(sv->work);
+		if (work >= most) {
+			most = work;
 			budget = READ_ONCE(sv->policy.budget_ns);
 			ema = READ_ONCE(sv->policy.ema_ns);
 		}
@@ -667,8 +668,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		window = max(window, sqcq_window_now(sv));
 	}
 	/*
-	 * budget_ns is the policy's (the busiest vq's, with its gap EMA: an
-	 * idle vq's is its initial state);
+	 * budget_ns is the policy's (of the vq that served the most since
+	 * open, with its gap EMA: a vq never used shows its initial state);
 	 * window_ns the longest spin the vqs would open now.
 	 */
 	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
