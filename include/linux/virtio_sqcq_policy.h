@@ -27,18 +27,14 @@
  * above the ceiling for the next burst's first requests.  The eighth sets
  * when spinning stops: with a share s of the gaps caught, of mean g, the
  * EMA is s g + (1 - s) 9/8 C, so windows open while about one gap in nine
- * (g small) to one in five (g = C/2) is caught.  Learnt as 2 C (the first
- * rule) it took one in two to two in three: the break-even point if a
- * microsecond of spin weighs as much as a microsecond of sleep.  The
- * eighth weighs a missed window's CPU at an eighth of a sleep's latency,
- * on purpose: a window only spins on a CPU nothing else wants (a
- * contended window ends at once), and a sleep costs more than its
- * measurement (the guest's kick, a VM exit, is not in it); where gaps
- * straddle what a sleep costs (nested KVM here) the first rule never
- * spun and gave 1.7x baseline at QD32 where 1 ms windows gave 2.7x.  The
- * price: with a fifth of the gaps catchable, the poller spins most of a
- * ceiling per gap, and in the simulated ski rental (t03) the worst case
- * is 1.2x the offline optimum instead of 1.07x.
+ * (g small) to one in five (g = C/2) is caught.  Learnt as 2 C, it would
+ * take one in two to two in three: the break-even point if a microsecond
+ * of spin weighs as much as a microsecond of sleep.  The eighth weighs a
+ * missed window's CPU at an eighth of a sleep's latency, on purpose: a
+ * window only spins on a CPU nothing else wants (a contended window ends
+ * at once), and a sleep costs more than its measurement (the guest's
+ * kick, a VM exit, is not in it).  The price: with a fifth of the gaps
+ * catchable, the poller spins most of a ceiling per gap.
  *
  * Contention (the poller's CPU wanted by another task) ends the window at
  * once and quarters the budget: a poller never competes for its CPU,
@@ -280,9 +276,6 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
  * microsecond or two of the floor, so each window ends at its first
  * check and the device runs on notifications; after one passing task
  * (LIO's completion kworker, a timer) it is back within two short gaps.
- * (Straight to the floor, the first rule, a 1 ms budget took ten short
- * gaps to regrow from the 1 us start, and on a 2-CPU host it was small
- * most of the time.)
  */
 static inline void sqcq_policy_contended(struct sqcq_policy *p,
 					 const struct sqcq_policy_params *c)

@@ -163,7 +163,7 @@ static void test_contended_floor0(void)
 {
 	struct sqcq_policy_params c;
 	struct sqcq_policy p;
-	u32 widest = 0;
+	u32 widest = 0, w;
 	int i;
 
 	sqcq_params_set(&c, 0, 1000);
@@ -177,8 +177,9 @@ static void test_contended_floor0(void)
 	      "floor 0: contended windows in a row reach it from 1 ms in %d (<= 10)", i);
 	for (i = 0; i < 1000; i++) {
 		sqcq_policy_sample(&p, &c, 600000);
-		if (sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) > widest)
-			widest = sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS);
+		w = sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS);
+		if (w > widest)
+			widest = w;
 		sqcq_policy_contended(&p, &c);
 	}
 	CHECK(widest <= 2000,
