@@ -9,16 +9,22 @@
 #   make check      tests that need no VM
 #   make patches    the series for upstream: format-patch + cover letter,
 #                   checkpatch --strict and a build at every patch
-#   make kernel     a whole 6.12 kernel with the series in tree and debug
-#                   options (lockdep, KASAN, kmemleak, ...), cached
-#   make reliability  the VM tests on that kernel, table at the end
+#   make kernel     whole 6.12 kernels with the series in tree, cached, by
+#                   name (KERNEL=host guest debug, the default all three):
+#                   a KVM host's, the nested guest's (the series built in)
+#                   and the debug one (lockdep, KASAN, kmemleak, ...)
+#   make reliability  the VM tests on the debug kernel, table at the end
+#   make kernel-test  the tests that boot the nested guest on the guest
+#                   kernel (KERNEL_TESTS), after building it
 #   make clean      remove build/ (caches in $(SQCQ_CACHE) stay)
 
 include scripts/versions.env
 SQCQ_CACHE ?= /var/cache/sqcq
 export SQCQ_CACHE
 
-.PHONY: all deps modules qemu initramfs test check matrix patches kernel reliability clean
+KERNEL ?= host guest debug
+
+.PHONY: all deps modules qemu initramfs test check matrix patches kernel kernel-test reliability clean
 all: modules
 
 deps:
@@ -49,7 +55,11 @@ patches:
 	scripts/mkpatches.py $(PATCHES_ARGS)
 
 kernel: deps
-	scripts/build-kernel.sh
+	for k in $(KERNEL); do scripts/build-kernel.sh --config $$k || exit 1; done
+
+kernel-test: deps modules qemu initramfs
+	scripts/build-kernel.sh --config guest
+	tests/run.sh --suite kernel $(TESTS)
 
 reliability: deps modules qemu initramfs
 	scripts/reliability.py $(RELIABILITY_ARGS)

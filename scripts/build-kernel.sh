@@ -1,19 +1,30 @@
 #!/usr/bin/env bash
-# Build a whole Linux 6.12 kernel with the project's series in tree, for the
-# host VM (make kernel).
+# Build a whole Linux 6.12 kernel with the project's series in tree
+# (make kernel).
 #
-# Usage: scripts/build-kernel.sh [--config NAME] [--print]
-#   --config NAME   configuration fragment linux/configs/NAME.config, merged
-#                   onto x86_64_defconfig (default: debug: lockdep, KASAN,
-#                   kmemleak, DEBUG_ATOMIC_SLEEP, PROVE_RCU, DEBUG_OBJECTS)
+# Usage: scripts/build-kernel.sh [--config NAME] [--print|--settings]
+#   --config NAME   configuration linux/configs/NAME.config (default debug):
+#                     host    a KVM host's kernel: KVM, vhost-scsi with the
+#                             SQ poller and LIO as modules, no debug options
+#                     guest   the nested guest's: kvm_guest.config with
+#                             virtio_scsi and the CQ poller built in
+#                     debug   host plus lockdep, KASAN, kmemleak,
+#                             DEBUG_ATOMIC_SLEEP, PROVE_RCU, DEBUG_OBJECTS
+#                             (the host VM of make reliability)
 #   --print         print the kernel's directory if it is built, else fail
+#   --settings      print the configuration's base and settings, build nothing
+#
+# A configuration is merged onto the make targets of its '# base:' line
+# (default x86_64_defconfig), after the configurations its '# include:'
+# lines name; where two set one symbol, the later one wins.
 #
 # The source is Debian's linux-source tarball (SQCQ_KSRC_PKG), extracted once
 # into a git tree under SQCQ_CACHE; the series comes from scripts/mkpatches.py
 # (the same patches 'make patches' exports) and is applied with git apply,
-# then linux/debug/*.patch (debug-kernel fixes outside the series).
-# The result is cached by content hash (tarball, series, fragment, this
-# script): SQCQ_CACHE/kernel-<hash>/{vmlinuz,System.map,config,release,
+# then, with PROVE_LOCKING, linux/debug/*.patch (debug-kernel fixes outside
+# the series).
+# The result is cached by content hash (tarball, series, settings, this
+# script): SQCQ_CACHE/kernel-<config>-<hash>/{vmlinuz,System.map,config,release,
 # lib/modules/<release>}.  The object tree is kept per configuration, so a
 # changed patch rebuilds only what it touches.  Prints the directory.
 #
@@ -21,17 +32,35 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
-cfg=debug print_only=0
+cfg=debug print_only=0 settings_only=0
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--config) cfg=$2; shift 2 ;;
+	--config) [ $# -gt 1 ] || die "--config needs a name (linux/configs/NAME.config)"; cfg=$2; shift 2 ;;
 	--print) print_only=1; shift ;;
-	-h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--settings) settings_only=1; shift ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
-frag=$SQCQ_TOP/linux/configs/$cfg.config
-[ -f "$frag" ] || die "no configuration '$cfg' ($frag missing; see linux/configs/)"
+frags() { # NAME -> its file, after those of the configurations it includes
+	local f=$SQCQ_TOP/linux/configs/$1.config inc
+	[ -f "$f" ] || die "no configuration '$1' ($f missing; there are: $(cd "$SQCQ_TOP/linux/configs" && ls ./*.config | sed 's|^\./||; s/\.config$//' | paste -sd' '))"
+	for inc in $(sed -n 's/^# include: *//p' "$f"); do frags "${inc%.config}"; done
+	echo "$f"
+}
+files=$(frags "$cfg")
+# shellcheck disable=SC2086
+base=$(sed -n 's/^# base: *//p' $files | tail -1)
+base=${base:-x86_64_defconfig}
+# The settings asked for, the last word on each symbol winning.
+# shellcheck disable=SC2086
+settings=$(awk 'match($0, /^CONFIG_[A-Za-z0-9_]+=/) { s = substr($0, 1, RLENGTH - 1) }
+	/^# CONFIG_[A-Za-z0-9_]+ is not set$/ { s = $2 }
+	s != "" { if (!(s in v)) o[n++] = s; v[s] = $0; s = "" }
+	END { for (i = 0; i < n; i++) print v[o[i]] }' $files)
+if [ "$settings_only" = 1 ]; then
+	echo "# base: $base"; echo "$settings"; exit 0
+fi
 tarball=/usr/src/$SQCQ_KSRC_PKG.tar.xz
 [ -f "$tarball" ] || die "$tarball missing; install $SQCQ_KSRC_PKG (make deps)"
 need_cmd make gcc git flex bison bc tar xz
@@ -47,19 +76,21 @@ mkdir -p "$SQCQ_BUILD"	# a fresh clone has no build/ yet
 	die "could not export the series (log: $SQCQ_BUILD/kernel-series.log)"
 patches=$(find "$series" -name '0*.patch' ! -name '0000-*' | sort)
 [ -n "$patches" ] || die "the series in $series is empty"
-# Then fixes the debug kernel needs that are not part of the series
-# (linux/debug/: each says why).
-patches="$patches $(find "$SQCQ_TOP/linux/debug" -name '*.patch' | sort)"
+# Then, with lockdep on, fixes the debug kernel needs that are not part
+# of the series (linux/debug/: each says why).
+if echo "$settings" | grep -qx CONFIG_PROVE_LOCKING=y; then
+	patches="$patches $(find "$SQCQ_TOP/linux/debug" -name '*.patch' | sort)"
+fi
 
 tarkey=$(stat -c '%s %Y' "$tarball" | sha256sum | cut -c1-12)
 # shellcheck disable=SC2086
-key=$( { echo "$tarkey"; cat $patches "$frag" "$0"; } | sha256sum | cut -c1-16)
+key=$( { echo "$tarkey $base"; echo "$settings"; cat $patches "$0"; } | sha256sum | cut -c1-16)
 dest=$SQCQ_CACHE/kernel-$cfg-$key
 if [ -f "$dest/.done" ]; then
 	log "kernel: cached $dest ($(cat "$dest/release"))"
 	echo "$dest"; exit 0
 fi
-[ "$print_only" = 0 ] || die "the $cfg kernel for this tree is not built; run 'make kernel'"
+[ "$print_only" = 0 ] || die "the $cfg kernel for this tree is not built; run 'make kernel KERNEL=$cfg'"
 need_root "writing the kernel cache in $SQCQ_CACHE"
 mkdir -p "$SQCQ_CACHE"
 exec 9>"$SQCQ_CACHE/kernel.lock"
@@ -89,9 +120,11 @@ done
 obj=$SQCQ_CACHE/kernel-obj-$cfg-$tarkey
 mkdir -p "$obj"
 blog=$obj/build.log
-log "kernel: configuring ($cfg: x86_64_defconfig + $frag)"
+frag=$obj/sqcq.config
+echo "$settings" >"$frag"
+log "kernel: configuring ($cfg: $base + $(echo "$files" | sed "s|$SQCQ_TOP/||" | paste -sd' '))"
 {
-	make -C "$src" O="$obj" x86_64_defconfig &&
+	for t in $base; do make -C "$src" O="$obj" "$t" || exit 1; done &&
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" &&
 	make -C "$src" O="$obj" olddefconfig
 } >"$blog" 2>&1 || die "configuring failed (log: $blog)"
@@ -120,9 +153,15 @@ cp "$obj/arch/x86/boot/bzImage" "$dest.tmp/vmlinuz"
 cp "$obj/System.map" "$dest.tmp/System.map"
 cp "$obj/.config" "$dest.tmp/config"
 echo "$release" >"$dest.tmp/release"
-for m in vhost/vhost_scsi virtio/virtio_sqcq scsi/virtio_scsi; do
-	[ -f "$dest.tmp/lib/modules/$release/kernel/drivers/$m.ko" ] ||
-		die "the build has no drivers/$m.ko (log: $blog)"
+# The series' drivers, where the configuration puts them: a module for
+# =m, listed in modules.builtin for =y (the guest kernel's need no loading).
+mdir=$dest.tmp/lib/modules/$release
+for m in VHOST_SCSI:vhost/vhost_scsi VIRTIO_SQCQ:virtio/virtio_sqcq SCSI_VIRTIO:scsi/virtio_scsi; do
+	ko=kernel/drivers/${m#*:}.ko
+	case "$(sed -n "s/^CONFIG_${m%%:*}=//p" "$obj/.config")" in
+	m) [ -f "$mdir/$ko" ] || die "the build has no $ko (log: $blog)" ;;
+	y) grep -qxF "$ko" "$mdir/modules.builtin" || die "$ko is not in $mdir/modules.builtin (log: $blog)" ;;
+	esac
 done
 touch "$dest.tmp/.done"
 rm -rf "$dest"; mv "$dest.tmp" "$dest"

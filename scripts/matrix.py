@@ -198,6 +198,16 @@ def check_args(a, matrix, modes):
     return mode_list, tests, runtime, repeats, noise, variants
 
 
+def guest_release():
+    """The nested guests' kernel release, and how the guest driver got in."""
+    kdir = os.environ.get("SQCQ_GUEST_KERNEL")
+    if not kdir:
+        return f"{P.versions()['SQCQ_KVER']} (Debian's; the project's modules loaded)"
+    with open(os.path.join(kdir, "release")) as f:
+        rel = f.read().strip()
+    return f"{rel} ({'the series built in' if P.guest_builtin() else 'the series as modules'})"
+
+
 def write_report(out, summary):
     """OUT/report.md, the plots, and the table on stdout, from a run's
     summary.json (matrix.py --report DIR renders an earlier run again)."""
@@ -217,7 +227,9 @@ def write_report(out, summary):
         print(f"matrix: no plots ({e}); install python3-matplotlib (make deps)")
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(f"# fio matrix ({summary['profile']})\n\n{len(mode_list)} modes, {shape}, runtime "
-                f"{summary['runtime']}s per cell, guest vCPUs {summary.get('guest_vcpus') or '-'}, host "
+                f"{summary['runtime']}s per cell, guest vCPUs {summary.get('guest_vcpus') or '-'}"
+                + (f", guest kernel {summary['guest_kernel']}" if summary.get("guest_kernel") else "")
+                + ", host "
                 f"parameters '{summary.get('host_params') or 'defaults'}', guest parameters "
                 f"'{summary.get('guest_params') or 'defaults'}'"
                 + (f", every polling mode also with its spin ceiling fixed at {summary['fixed_ceiling_us']} us "
@@ -338,6 +350,9 @@ def main():
     ap.add_argument("--fixed-ceiling", type=int, metavar="US",
                     help="also run every polling mode as MODE@USus, its spin ceiling fixed at US on both "
                     "sides, in the same rounds (the default policy against a hand-tuned ceiling)")
+    ap.add_argument("--guest-kernel", metavar="NAME|DIR",
+                    help="boot the nested guests on a kernel of 'make kernel' (guest: the series "
+                    "built in, no module loading), built first if it is not; default Debian's")
     ap.add_argument("--out")
     ap.add_argument("--report", metavar="DIR",
                     help="render DIR's report.md, plots and table again from its summary.json; run nothing")
@@ -371,6 +386,8 @@ def main():
                            any(modes["modes"][m].get("worker_per_vq") for m in mode_list))
         if err:
             sys.exit(f"matrix: {err}")
+    if a.guest_kernel:
+        os.environ["SQCQ_GUEST_KERNEL"] = P.guest_kernel(a.guest_kernel)
     plan = P.new_plan(f"matrix-{a.profile}", P.build_paths(), a.backstore, allow_writes=a.allow_writes)
     plan["host"]["vhost_scsi_params"] = a.host_params
     plan["host"]["setup"] = a.host_setup
@@ -446,7 +463,7 @@ def main():
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
                    runtime=runtime, role=summary.get("role", a.role), modes=run_modes, tests=names,
                    variants=variants, fixed_ceiling_us=a.fixed_ceiling,
-                   noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"),
+                   noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"), guest_kernel=guest_release(),
                    host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
     summary["cells"] = R.result_cells(summary, run_modes, names, a.backstore)
     with open(os.path.join(out, "summary.json"), "w") as f:

@@ -23,6 +23,9 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
                   allowed on exactly its queue's CPUs (plan.py cq_per_queue_step)
        cq-local   fio pinned to each vCPU: only that CPU's queue poller reaps
        cq-hog     fio beside a CPU hog on CPU 0: completions come by interrupt
+       builtin    on the guest kernel (SQCQ_GUEST_KERNEL, the series built in):
+                  no module loaded, the command line's parameters in effect,
+                  bit 50 negotiated as the mode says (plan.py builtin_step)
        workers    worker_per_virtqueue placement under I/O on every queue:
                   pinned polling workers found on their CPUs, in QEMU's
                   cgroups, asleep at 0% CPU 2 s after (plan.py worker_steps)
@@ -52,6 +55,8 @@ def steps_for(names, mode, modes, runtime):
             if s == "kill-qemu" and s != names[-1]:
                 sys.exit("mkplan: kill-qemu ends the guest: it must be the last step (use --then)")
             out += P.fault_steps(s)
+        elif s == "builtin":
+            out.append(P.builtin_step(mode, modes))
         elif s == "cq-per-queue":
             out.append(P.cq_per_queue_step(modes["guest"]["num_queues"]))
         elif s == "cq-local":
@@ -119,6 +124,14 @@ def main():
         {"name": f"host-pre-{i + 1}", "cmd": c, "timeout": 1800} for i, c in enumerate(a.host_pre)]
     plan["host"]["checks"] = [{"name": f"host-check-{i + 1}", "cmd": c, "timeout": 600}
                               for i, c in enumerate(a.host_check)]
+    try:
+        add_guests(a, plan, modes, names)
+    except ValueError as e:
+        sys.exit(f"mkplan: {e}")
+    P.write(plan, a.output)
+
+
+def add_guests(a, plan, modes, names):
     for mode in a.modes.split(",") if a.modes != "none" else []:
         if mode not in modes["modes"]:
             sys.exit(f"mkplan: unknown mode '{mode}' (known: {', '.join(modes['modes'])})")
@@ -137,7 +150,6 @@ def main():
                          guest_module=a.guest_module, guest_params=a.guest_params)
             g2["device_props"] = g["device_props"]
             plan["guests"].append(g2)
-    P.write(plan, a.output)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,17 @@
 # Run the project's tests; TAP output, a per-test timeout, and a scan of
 # every kernel log the test left for BUG/WARNING/Oops/KASAN/lockdep.
 #
-# Usage: tests/run.sh [--list] [--unit] [PATTERN...]
+# Usage: tests/run.sh [--list] [--unit] [--suite NAME] [--guest-kernel NAME|DIR] [PATTERN...]
 #   --unit     only the tests that need no VM (fast)
+#   --suite NAME  only the tests of suite NAME (kernel: make kernel-test)
+#   --guest-kernel NAME|DIR  the nested guests boot a kernel of make kernel
+#              (SQCQ_GUEST_KERNEL; a NAME is built first if it is not)
 #   PATTERN    run tests whose file name contains PATTERN
 #
 # A test is an executable tests/tNN-*.{sh,py}: exit 0 pass, 1 fail, 77 skip.
 # Its header may say '# timeout: SEC' (default 600; times SQCQ_TIMEOUT_SCALE,
-# e.g. 2 on a debug kernel) and '# vm: yes'.
+# e.g. 2 on a debug kernel), '# vm: yes' and '# suite: NAME' (a test of a
+# suite runs only with --suite NAME, never in the default run).
 # Each test gets SQCQ_TEST_OUT, a directory for its artifacts
 # (results/tests/<run>/<test>/, or SQCQ_RUN_DIR/<test>/); kernel logs
 # written there are scanned; its TAP line is kept there as 'tap'.
@@ -17,12 +21,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 . "$top/scripts/lib/common.sh"
 
-unit=0 list=0 pats=()
+unit=0 list=0 suite='' pats=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--unit) unit=1 ;;
 	--list) list=1 ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--suite) [ $# -gt 1 ] || die "--suite needs a name"; suite=$2; shift ;;
+	--guest-kernel)
+		[ $# -gt 1 ] || die "--guest-kernel needs a configuration name or a directory"
+		if [ -d "$2" ]; then
+			[ -f "$2/.done" ] || die "--guest-kernel $2: not a kernel built by make kernel"
+			SQCQ_GUEST_KERNEL=$(cd "$2" && pwd)
+		else
+			SQCQ_GUEST_KERNEL=$("$top/scripts/build-kernel.sh" --config "$2") ||
+				die "--guest-kernel $2: no such kernel (scripts/build-kernel.sh failed above)"
+			SQCQ_GUEST_KERNEL=$(echo "$SQCQ_GUEST_KERNEL" | tail -1)
+		fi
+		export SQCQ_GUEST_KERNEL; shift ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) die "unknown option '$1' (try --help)" ;;
 	*) pats+=("$1") ;;
 	esac
@@ -34,12 +50,16 @@ for t in "$here"/t[0-9]*-*; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t")
 	if [ $unit = 1 ] && grep -q '^# vm: yes' "$t"; then continue; fi
+	[ "$(sed -n 's/^# suite: *//p' "$t" | head -1)" = "$suite" ] || continue
 	if [ ${#pats[@]} -gt 0 ]; then
 		m=0; for p in "${pats[@]}"; do [[ $n == *"$p"* ]] && m=1; done
 		[ $m = 1 ] || continue
 	fi
 	tests+=("$t")
 done
+if [ -n "$suite" ] && [ ${#tests[@]} = 0 ]; then
+	die "no test of suite '$suite'${pats[*]:+ matches ${pats[*]}} (suites: $(sed -n 's/^# suite: *//p' "$here"/t[0-9]*-* | sort -u | paste -sd' '))"
+fi
 if [ $list = 1 ]; then printf '%s\n' "${tests[@]##*/}"; exit 0; fi
 
 run_dir=${SQCQ_RUN_DIR:-$top/results/tests/$(date +%Y%m%d-%H%M%S)}

@@ -26,7 +26,9 @@ proj_lib=$SQCQ_BUILD/kmod/drivers/virtio/virtio_sqcq.ko
 out=$SQCQ_BUILD/guest/initramfs.cpio.zst
 # SQCQ_GUEST_KERNEL=<dir of 'make kernel'>: for that kernel, whose tree
 # carries the series (its virtio_scsi is the project's; there is no stock
-# one to fall back to).
+# one to fall back to).  The guest kernel (KERNEL=guest) has it built in:
+# then the initramfs holds no module at all.
+builtin=0
 if [ -n "${SQCQ_GUEST_KERNEL:-}" ]; then
 	[ -f "$SQCQ_GUEST_KERNEL/.done" ] || die "SQCQ_GUEST_KERNEL=$SQCQ_GUEST_KERNEL is not a kernel built by 'make kernel'"
 	rel=$(cat "$SQCQ_GUEST_KERNEL/release")
@@ -34,10 +36,18 @@ if [ -n "${SQCQ_GUEST_KERNEL:-}" ]; then
 	proj_ko=$moddir/kernel/drivers/scsi/virtio_scsi.ko
 	proj_lib=$moddir/kernel/drivers/virtio/virtio_sqcq.ko
 	out=$SQCQ_BUILD/guest/initramfs-$rel.cpio.zst
+	if grep -qxF kernel/drivers/scsi/virtio_scsi.ko "$moddir/modules.builtin"; then
+		grep -qxF kernel/drivers/virtio/virtio_sqcq.ko "$moddir/modules.builtin" ||
+			die "$SQCQ_GUEST_KERNEL has virtio_scsi built in but not virtio_sqcq"
+		builtin=1 proj_ko='' proj_lib=
+	fi
 fi
-[ -f "$proj_ko" ] && [ -f "$proj_lib" ] || die "$proj_ko or $proj_lib missing: run 'make modules' first"
+if [ $builtin = 0 ] && { [ ! -f "$proj_ko" ] || [ ! -f "$proj_lib" ]; }; then
+	die "$proj_ko or $proj_lib missing: run 'make modules' first"
+fi
 
-key=$( { echo "${SQCQ_GUEST_KERNEL:-}"; cat "$SQCQ_TOP/scripts/guest/init" "$0" "$proj_ko" "$proj_lib" "$fio" /bin/busybox; } | sha256sum | cut -c1-16)
+# shellcheck disable=SC2086
+key=$( { echo "${SQCQ_GUEST_KERNEL:-}"; cat "$SQCQ_TOP/scripts/guest/init" "$0" $proj_ko $proj_lib "$fio" /bin/busybox; } | sha256sum | cut -c1-16)
 if [ -f "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
 	[ $print = 1 ] && echo "$out"
 	exit 0
@@ -56,6 +66,8 @@ done
 # Modules for virtio_scsi and what it depends on, decompressed (busybox
 # insmod cannot read .ko.xz), in dependency order in lib/deps.
 deps_of() { # module name -> its path and those of its dependencies, deepest first
+	# (nothing for one built in)
+	grep -q "/$1\.ko\$" "$moddir/modules.builtin" 2>/dev/null && return
 	local path; path=$(awk -F: -v m="/$1.ko" 'index($1, m) {print $0; exit}' "$moddir/modules.dep")
 	[ -n "$path" ] || die "module $1 not in $moddir/modules.dep"
 	local d
@@ -77,8 +89,10 @@ for m in $( { deps_of virtio_scsi; deps_of sd_mod; [ -z "$blk" ] || deps_of virt
 	esac
 	case "$name" in virtio_scsi|virtio_sqcq|virtio_blk) ;; *) echo "$name" >>"$root/lib/deps" ;; esac
 done
-cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
-cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"
+if [ $builtin = 0 ]; then
+	cp "$proj_ko" "$root/lib/sqcq/virtio_scsi.ko"
+	cp "$proj_lib" "$root/lib/sqcq/virtio_sqcq.ko"
+fi
 mkdir -p "$(dirname "$out")"
 # zstd: the nested guest unpacks it 3.5 times faster than gzip (Debian's
 # kernel has RD_ZSTD; so has make kernel's x86_64_defconfig).

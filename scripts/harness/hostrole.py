@@ -804,6 +804,8 @@ def run_guest(plan, gp, out, role, counter_src):
                      "error": f"could not set vhost_scsi's {k}={v} before the guest: {e}"}]
     setup = [s for s in gp["steps"] if s.get("setup")]
     todo = [s for s in gp["steps"] if not s.get("setup")]
+    # (the guest's own part: module parameters of a built-in guest driver)
+    cmdline = " ".join(filter(None, (plan.get("kernel_cmdline", ""), gp.get("cmdline", ""))))
     results = []
     boot = 0
     retried = False
@@ -811,7 +813,7 @@ def run_guest(plan, gp, out, role, counter_src):
         boot += 1
         g = Guest(gp["name"], qemu, plan["kernel"], plan["initrd"], gdir,
                   smp=gp.get("smp", 2), mem_mb=gp.get("mem_mb", 1024), device=dev,
-                  cmdline=plan.get("kernel_cmdline", ""), boot_timeout=gp.get("boot_timeout", 180),
+                  cmdline=cmdline, boot_timeout=gp.get("boot_timeout", 180),
                   cpu=guest_cpu(role), extra=guest_extra(role) + peer, boot=boot)
         step_name = "boot" if boot == 1 else f"boot{boot}"
         t0 = time.time()
@@ -835,7 +837,7 @@ def run_guest(plan, gp, out, role, counter_src):
         try:
             results += run_steps(g, gdir, dict(gp, steps=setup + todo, _role=role,
                                                _boot=(plan["qemu"], plan["kernel"], plan["initrd"], role),
-                                               _cmdline=plan.get("kernel_cmdline", "")),
+                                               _cmdline=cmdline),
                                  counter_src)
         except StepAbort as e:
             last = e.results[-1]

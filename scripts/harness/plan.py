@@ -102,6 +102,40 @@ def qemu_error(qemu, need_sqcq, need_wpv=False):
     return None
 
 
+def guest_kernel(name_or_dir):
+    """A kernel of 'make kernel' for the nested guests: a directory it
+    built, or a configuration name (guest, debug, host), built here if
+    it is not yet (scripts/build-kernel.sh, 15-20 min the first time).
+    Returns its directory; exits with the reason when there is none."""
+    if os.path.isdir(name_or_dir):
+        if not os.path.isfile(os.path.join(name_or_dir, ".done")):
+            sys.exit(f"--guest-kernel {name_or_dir}: not a kernel built by 'make kernel' (no .done)")
+        return os.path.abspath(name_or_dir)
+    if "/" in name_or_dir:
+        sys.exit(f"--guest-kernel {name_or_dir}: no such directory")
+    p = subprocess.run([os.path.join(TOP, "scripts", "build-kernel.sh"), "--config", name_or_dir],
+                       stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"--guest-kernel {name_or_dir}: scripts/build-kernel.sh failed (its message is above)")
+    return p.stdout.strip().splitlines()[-1]
+
+
+def guest_builtin():
+    """True when the nested guests' kernel (SQCQ_GUEST_KERNEL) has
+    virtio_scsi built in (make kernel KERNEL=guest): nothing to load, and
+    the guest's module parameters go on its kernel command line."""
+    kdir = os.environ.get("SQCQ_GUEST_KERNEL")
+    if not kdir:
+        return False
+    try:
+        with open(os.path.join(kdir, "release")) as f:
+            rel = f.read().strip()
+        with open(os.path.join(kdir, "lib", "modules", rel, "modules.builtin")) as f:
+            return "kernel/drivers/scsi/virtio_scsi.ko" in f.read().split()
+    except OSError:
+        return False
+
+
 def build_paths():
     """Build (or reuse) QEMU, the modules and the guest initramfs; return paths.
 
@@ -161,28 +195,76 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
     g = modes["guest"]
     params = f"virtscsi_poll_queues={m['poll_queues']}" if m.get("poll_queues") else ""
     guest_params = " ".join(x for x in (m.get("guest_params", ""), guest_params) if x)
+    cmdline = ""
     if m.get("peer") == "virtio-blk":
         # (built into the kernel of 'make kernel': nothing to load)
-        ko = "/lib/stock/virtio_blk.ko 2>/dev/null || [ -d /sys/module/virtio_blk ]"
+        load = "insmod /lib/stock/virtio_blk.ko 2>/dev/null || [ -d /sys/module/virtio_blk ]"
+    elif guest_builtin():
+        # The series built in (make kernel KERNEL=guest): the parameters
+        # are on the command line, probe-time ones included; a debugfs
+        # knob is set once the device is up.
+        if guest_module != "project":
+            raise ValueError(f"guest {name}: the guest kernel ({os.environ['SQCQ_GUEST_KERNEL']}) has the "
+                             "project's virtio_scsi built in; there is no stock module to load")
+        mod, knobs = split_params(guest_params, "/sys/kernel/debug/virtio-sqcq")
+        cmdline = " ".join([f"virtio_scsi.{p}" for p in params.split()] + [f"virtio_sqcq.{p}" for p in mod.split()])
+        load = " && ".join(filter(None, (
+            "[ -d /sys/module/virtio_scsi ] && [ -d /sys/module/virtio_sqcq ] || "
+            "{ echo 'virtio_scsi or virtio_sqcq is not built into this kernel'; exit 1; }",
+            "! grep . /proc/modules || { echo 'modules loaded in a built-in guest'; exit 1; }", knobs)))
+        params = ""
     elif guest_module == "project" and not m.get("peer"):
         mod, knobs = split_params(guest_params, "/sys/kernel/debug/virtio-sqcq")
-        ko = " && ".join(filter(None, (f"/lib/sqcq/virtio_sqcq.ko {mod}", knobs,
-                                       "insmod /lib/sqcq/virtio_scsi.ko")))
+        load = " && ".join(filter(None, (f"insmod /lib/sqcq/virtio_sqcq.ko {mod}", knobs,
+                                         "insmod /lib/sqcq/virtio_scsi.ko")))
     else:
-        ko = "/lib/stock/virtio_scsi.ko"
+        load = "insmod /lib/stock/virtio_scsi.ko"
     props = ",".join(p for p, on in (("sqcq_poll=on", m.get("sqcq_poll")),
                                       ("worker_per_virtqueue=on", m.get("worker_per_vq"))) if on)
     dev = disk(mode, modes)
     setup = [
         {"name": "load-virtio_scsi", "type": "sh", "setup": True,
-         "cmd": f"for m in $(cat /lib/deps); do insmod /lib/stock/$m.ko || exit 1; done; insmod {ko} {params}"},
+         "cmd": f"for m in $(cat /lib/deps); do insmod /lib/stock/$m.ko || exit 1; done; {load} {params}"},
         {"name": "wait-disk", "type": "sh", "timeout": 60, "setup": True,
          "cmd": f"for i in $(seq 300); do [ -b {dev} ] && exit 0; sleep 0.1; done; "
                 f"echo 'no {dev} after 30s'; cat /proc/partitions; exit 1"},
     ]
     return {"name": name, "mode": mode, "smp": g["smp"], "num_queues": g["num_queues"],
             "mem_mb": g["mem_mb"], "device_props": props, "steps": setup + steps,
-            **({"peer": m["peer"]} if m.get("peer") else {})}
+            **({"peer": m["peer"]} if m.get("peer") else {}),
+            **({"cmdline": cmdline} if cmdline else {})}
+
+
+def builtin_step(mode, modes):
+    """In a guest on the guest kernel (the series built in): no module is
+    loaded; every virtio_scsi./virtio_sqcq. parameter on the kernel
+    command line is the one in effect; the device negotiated
+    VIRTIO_F_SQCQ_POLL (bit 50) exactly when the mode offers it; the CQ
+    pollers are there when the mode runs them; a poll-queue mode's disk
+    has a poll queue."""
+    m = modes["modes"][mode]
+    want = "1" if m.get("sqcq_poll") else "0"
+    sh = ("fail() { echo \"FAIL: $*\"; exit 1; }; "
+          "echo \"kernel $(uname -r); command line: $(cat /proc/cmdline)\"; "
+          "[ -z \"$(cat /proc/modules)\" ] || fail \"modules loaded: $(cat /proc/modules)\"; "
+          "for t in $(cat /proc/cmdline); do case $t in virtio_scsi.*=*|virtio_sqcq.*=*) "
+          "mod=${t%%.*}; kv=${t#*.}; k=${kv%%=*}; v=${kv#*=}; "
+          "got=$(cat /sys/module/$mod/parameters/$k) || fail \"no parameter $mod.$k\"; "
+          "case $v:$got in 0:N|1:Y|n:N|y:Y) ;; *) [ \"$got\" = \"$v\" ] || "
+          "fail \"$mod.$k is $got, the command line says $v\" ;; esac; "
+          "echo \"$mod.$k=$got, from the command line\" ;; esac; done; "
+          "d=; for x in /sys/bus/virtio/devices/*; do "
+          "[ \"$(basename \"$(readlink $x/driver)\")\" = virtio_scsi ] && d=$x; done; "
+          "[ -n \"$d\" ] || fail 'no virtio device is bound to virtio_scsi'; "
+          "b=$(cut -c51 $d/features); "
+          f"[ \"$b\" = {want} ] || fail \"VIRTIO_F_SQCQ_POLL (bit 50) is $b in $d/features, the mode wants {want}\"; "
+          "echo \"VIRTIO_F_SQCQ_POLL (bit 50): $b\"")
+    if m.get("sqcq_poll") and "sqcq_cq=0" not in m.get("guest_params", ""):
+        sh += f"; ls -d {CQ_DIR} || fail 'no CQ poller in debugfs'"
+    if m.get("poll_queues"):
+        q = f"/sys/block/{os.path.basename(disk(mode, modes))}/queue/io_poll"
+        sh += f"; [ \"$(cat {q})\" = 1 ] || fail '{q} is not 1: no poll queue'; echo '{q}: 1'"
+    return {"name": "builtin", "type": "sh", "timeout": 60, "cmd": sh}
 
 
 def fio_args(mode, modes, rw, bs="4k", iodepth=1, numjobs=1, runtime=10, size="512M", extra=()):
@@ -296,6 +378,9 @@ def bad_param_checks(ko):
 
 def guest_bad_param_check():
     """Guest step: invalid virtio_sqcq parameters are refused, by name."""
+    if guest_builtin():
+        raise ValueError("the guest kernel has virtio_sqcq built in: there is no module to load "
+                         "with bad parameters")
     cases = [("sqcq_spin_max_us", "5000000"), ("sqcq_cq", "2")]
     tries = "; ".join(f"insmod /lib/sqcq/virtio_sqcq.ko {n}={v} && {{ echo 'accepted {n}={v}'; exit 1; }}"
                       for n, v in cases)
