@@ -15,7 +15,7 @@
 #                   and the debug one (lockdep, KASAN, kmemleak, ...)
 #   make reliability  the VM tests on the debug kernel, table at the end
 #   make kernel-test  the tests that boot the nested guest on the guest
-#                   kernel (KERNEL_TESTS), after building it
+#                   kernel (suite kernel; TESTS= a subset), after building it
 #   make clean      remove build/ (caches in $(SQCQ_CACHE) stay)
 
 include scripts/versions.env

@@ -28,7 +28,9 @@
 # lib/modules/<release>}.  The object tree is kept per configuration, so a
 # changed patch rebuilds only what it touches.  Prints the directory.
 #
-# Boot it as the host VM with SQCQ_L1_KERNEL=<dir> (scripts/vm/host-vm.sh).
+# Boot host or debug as the host VM with SQCQ_L1_KERNEL=<dir>
+# (scripts/vm/host-vm.sh), any of them as the nested guests' with
+# SQCQ_GUEST_KERNEL=<dir> (tests/run.sh and matrix.py --guest-kernel).
 set -euo pipefail
 . "$(dirname "$0")/lib/common.sh"
 
@@ -42,10 +44,11 @@ while [ $# -gt 0 ]; do
 	*) die "unknown option '$1' (try --help)" ;;
 	esac
 done
-frags() { # NAME -> its file, after those of the configurations it includes
+frags() { # NAME [CHAIN] -> its file, after those of the configurations it includes
 	local f=$SQCQ_TOP/linux/configs/$1.config inc
 	[ -f "$f" ] || die "no configuration '$1' ($f missing; there are: $(cd "$SQCQ_TOP/linux/configs" && ls ./*.config | sed 's|^\./||; s/\.config$//' | paste -sd' '))"
-	for inc in $(sed -n 's/^# include: *//p' "$f"); do frags "${inc%.config}"; done
+	case " ${2:-} " in *" $1 "*) die "configurations include each other: ${2# } $1" ;; esac
+	for inc in $(sed -n 's/^# include: *//p' "$f"); do frags "${inc%.config}" "${2:-} $1"; done
 	echo "$f"
 }
 files=$(frags "$cfg")
@@ -123,11 +126,11 @@ blog=$obj/build.log
 frag=$obj/sqcq.config
 echo "$settings" >"$frag"
 log "kernel: configuring ($cfg: $base + $(echo "$files" | sed "s|$SQCQ_TOP/||" | paste -sd' '))"
-{
+(
 	for t in $base; do make -C "$src" O="$obj" "$t" || exit 1; done &&
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" &&
 	make -C "$src" O="$obj" olddefconfig
-} >"$blog" 2>&1 || die "configuring failed (log: $blog)"
+) >"$blog" 2>&1 || die "configuring failed (log: $blog)"
 # Every setting the fragment asks for must have survived olddefconfig (a
 # missing dependency drops a symbol silently).
 bad=$(grep -E '^CONFIG_[A-Z0-9_]+=' "$frag" | while read -r l; do

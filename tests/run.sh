@@ -29,13 +29,15 @@ while [ $# -gt 0 ]; do
 	--suite) [ $# -gt 1 ] || die "--suite needs a name"; suite=$2; shift ;;
 	--guest-kernel)
 		[ $# -gt 1 ] || die "--guest-kernel needs a configuration name or a directory"
-		if [ -d "$2" ]; then
+		if [ "${2#*/}" = "$2" ] && [ -f "$top/linux/configs/$2.config" ]; then
+			SQCQ_GUEST_KERNEL=$("$top/scripts/build-kernel.sh" --config "$2") ||
+				die "--guest-kernel $2: scripts/build-kernel.sh failed above"
+			SQCQ_GUEST_KERNEL=$(echo "$SQCQ_GUEST_KERNEL" | tail -1)
+		elif [ -d "$2" ]; then
 			[ -f "$2/.done" ] || die "--guest-kernel $2: not a kernel built by make kernel"
 			SQCQ_GUEST_KERNEL=$(cd "$2" && pwd)
 		else
-			SQCQ_GUEST_KERNEL=$("$top/scripts/build-kernel.sh" --config "$2") ||
-				die "--guest-kernel $2: no such kernel (scripts/build-kernel.sh failed above)"
-			SQCQ_GUEST_KERNEL=$(echo "$SQCQ_GUEST_KERNEL" | tail -1)
+			die "--guest-kernel $2: neither a configuration of linux/configs/ ($(cd "$top/linux/configs" && ls ./*.config | sed 's|^\./||; s/\.config$//' | paste -sd' ')) nor a directory"
 		fi
 		export SQCQ_GUEST_KERNEL; shift ;;
 	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -57,6 +59,15 @@ for t in "$here"/t[0-9]*-*; do
 	fi
 	tests+=("$t")
 done
+if [ -z "$suite" ] && [ ${#tests[@]} = 0 ] && [ ${#pats[@]} -gt 0 ]; then
+	# (a pattern that names only tests of a suite)
+	for t in "$here"/t[0-9]*-*; do
+		s=$(sed -n 's/^# suite: *//p' "$t" | head -1); n=$(basename "$t")
+		for p in "${pats[@]}"; do
+			[ -z "$s" ] || [[ $n != *"$p"* ]] || die "$n is in suite '$s': tests/run.sh --suite $s $p (make $s-test)"
+		done
+	done
+fi
 if [ -n "$suite" ] && [ ${#tests[@]} = 0 ]; then
 	die "no test of suite '$suite'${pats[*]:+ matches ${pats[*]}} (suites: $(sed -n 's/^# suite: *//p' "$here"/t[0-9]*-* | sort -u | paste -sd' '))"
 fi

@@ -48,8 +48,11 @@ check("# CONFIG_KVM_INTEL is not set" in debug and "CONFIG_KVM_INTEL=m" in host,
 check(all(x in debug for x in ("CONFIG_KASAN=y", "CONFIG_PROVE_LOCKING=y", "CONFIG_VHOST_SCSI=m")) and
       not any(x.startswith(("CONFIG_KASAN", "CONFIG_PROVE")) for x in host),
       "debug = host's settings plus the debug options; host has none of them")
-check(set(host) - {'CONFIG_LOCALVERSION="-sqcq-host"', "CONFIG_KVM_INTEL=m"} <= set(debug),
-      "every other host setting is in debug",
+with open(os.path.join(TOP, "linux", "configs", "debug.config")) as f:
+    own = f.read()
+sym = lambda line: line.split("=")[0] if line.startswith("CONFIG_") else line.split()[1]  # noqa: E731
+check(all(line in debug for line in host if sym(line) + "=" not in own and f"# {sym(line)} is not set" not in own),
+      "every host setting debug.config does not name is in debug",
       str(sorted(set(host) - set(debug))))
 check(guest[0] == "# base: x86_64_defconfig kvm_guest.config" and "CONFIG_SCSI_VIRTIO=y" in guest and
       "CONFIG_VIRTIO_SQCQ=y" in guest, "the guest kernel: kvm_guest.config, virtio_scsi built in", guest[0])
@@ -98,17 +101,58 @@ with tempfile.TemporaryDirectory() as kdir:
             check(False, f"{what} refused on a built-in guest", "accepted")
         except ValueError as e:
             check("built in" in str(e), f"{what} refused on a built-in guest: {e}")
-    for mode, want in (("baseline", "0"), ("sqcq-poll", "1"), ("poll-queue", "0")):
+    check("/sys/bus/virtio/drivers/virtio_scsi/unbind" in load and load.index("spin_min_us") < load.index("unbind"),
+          "a debugfs knob is read at probe: the device is bound again after it is written", load)
+    for mode in ("baseline", "sqcq-poll", "poll-queue", "sqcq-host"):
         cmd = P.builtin_step(mode, modes)["cmd"]
         p = subprocess.run(["busybox", "sh", "-n", "-c", cmd], stderr=subprocess.PIPE, text=True)
-        check(p.returncode == 0 and f'[ "$b" = {want} ]' in cmd,
-              f"builtin step of {mode}: bit 50 must be {want}; parses as busybox sh", p.stderr)
-    cmd = P.builtin_step("sqcq-poll", modes)["cmd"]
-    check(P.CQ_DIR in cmd and "io_poll" not in cmd, "sqcq-poll: the CQ pollers checked, no poll queue")
-    cmd = P.builtin_step("sqcq-host", modes)["cmd"]
-    check(P.CQ_DIR not in cmd, "sqcq-host (sqcq_cq=0): no CQ poller wanted")
-    check("io_poll" in P.builtin_step("poll-queue", modes)["cmd"], "poll-queue: its disk's poll queue checked")
+        check(p.returncode == 0, f"builtin step of {mode} parses as busybox sh", p.stderr)
+    check("io_poll" in P.builtin_step("poll-queue", modes)["cmd"] and
+          "io_poll" not in P.builtin_step("sqcq-poll", modes)["cmd"], "poll-queue: its disk's poll queue checked")
     os.environ.pop("SQCQ_GUEST_KERNEL")
+
+
+def run_step(mode, bit, cq_dir=True, params=None, cmdline="virtio_sqcq.sqcq_spin_max_us=1000", modules=""):
+    """The builtin step of MODE on a fake /proc and /sys: (rc, output)."""
+    with tempfile.TemporaryDirectory() as root:
+        def put(path, text):
+            os.makedirs(os.path.dirname(root + path), exist_ok=True)
+            with open(root + path, "w") as f:
+                f.write(text)
+        put("/proc/cmdline", f"console=ttyS0 {cmdline}\n")
+        put("/proc/modules", modules)
+        for k, v in dict({"sqcq_spin_max_us": "1000", "sqcq_enable": "Y", "sqcq_cq": "Y"}, **(params or {})).items():
+            put(f"/sys/module/virtio_sqcq/parameters/{k}", v + "\n")
+        feats = ["0"] * 64
+        feats[50] = bit
+        put("/sys/bus/virtio/devices/virtio1/features", "".join(feats) + "\n")
+        os.makedirs(root + "/sys/bus/virtio/drivers/virtio_scsi")
+        os.symlink("../../drivers/virtio_scsi", root + "/sys/bus/virtio/devices/virtio1/driver")
+        if cq_dir:
+            os.makedirs(root + "/sys/kernel/debug/virtio-sqcq/virtio1")
+        cmd = P.builtin_step(mode, modes)["cmd"].replace("/sys/", root + "/sys/").replace("/proc/", root + "/proc/")
+        p = subprocess.run(["busybox", "sh", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return p.returncode, p.stdout.replace(root, "")
+
+
+for name, args, ok, says in (
+        ("sqcq-poll, bit 50 and the CQ poller", ("sqcq-poll", "1"), True, "(bit 50): 1"),
+        ("sqcq-poll without bit 50", ("sqcq-poll", "0"), False, "is 0 in"),
+        ("sqcq-poll without its CQ poller", ("sqcq-poll", "1", False), False, "no CQ poller"),
+        ("sqcq-poll with sqcq_cq=N: no CQ poller wanted", ("sqcq-poll", "1", False, {"sqcq_cq": "N"}), True, ""),
+        ("sqcq-poll with sqcq_enable=N: bit 50 not wanted", ("sqcq-poll", "0", False, {"sqcq_enable": "N"}), True, ""),
+        ("baseline, no bit, no poller", ("baseline", "0", False), True, ""),
+        ("baseline with bit 50", ("baseline", "1", False), False, "expected 0"),
+        ("baseline with a CQ poller", ("baseline", "0", True), False, "should not run"),
+        ("a parameter not in effect", ("baseline", "0", False, {"sqcq_spin_max_us": "200"}), False,
+         "sqcq_spin_max_us is 200, the command line says 1000"),
+        ("a bool parameter given as 0", ("baseline", "0", False, {"sqcq_cq": "N"},
+                                         "virtio_sqcq.sqcq_cq=0"), True, "sqcq_cq=N"),
+        ("a module loaded", ("baseline", "0", False, None, "", "virtio_scsi 1 0 - Live\n"), False,
+         "modules loaded")):
+    rc, text = run_step(*args)
+    check((rc == 0) == ok and says in text, f"builtin step on a fake sysfs: {name}: {'passes' if ok else 'fails'}",
+          f"rc {rc}: {text.strip()}")
 
 print(f"1..{n}")
 sys.exit(1 if failed else 0)

@@ -103,11 +103,14 @@ def qemu_error(qemu, need_sqcq, need_wpv=False):
 
 
 def guest_kernel(name_or_dir):
-    """A kernel of 'make kernel' for the nested guests: a directory it
-    built, or a configuration name (guest, debug, host), built here if
-    it is not yet (scripts/build-kernel.sh, 15-20 min the first time).
-    Returns its directory; exits with the reason when there is none."""
-    if os.path.isdir(name_or_dir):
+    """A kernel of 'make kernel' for the nested guests: a configuration
+    name (guest, debug, host), built here if it is not yet
+    (scripts/build-kernel.sh, 15-20 min the first time), or a directory
+    it built.  Returns its directory; exits with the reason when there is
+    none."""
+    named = "/" not in name_or_dir and os.path.isfile(os.path.join(TOP, "linux", "configs",
+                                                                    name_or_dir + ".config"))
+    if not named and os.path.isdir(name_or_dir):
         if not os.path.isfile(os.path.join(name_or_dir, ".done")):
             sys.exit(f"--guest-kernel {name_or_dir}: not a kernel built by 'make kernel' (no .done)")
         return os.path.abspath(name_or_dir)
@@ -118,6 +121,10 @@ def guest_kernel(name_or_dir):
     if p.returncode != 0:
         sys.exit(f"--guest-kernel {name_or_dir}: scripts/build-kernel.sh failed (its message is above)")
     return p.stdout.strip().splitlines()[-1]
+
+
+class BuiltinGuest(ValueError):
+    """A plan asks for what a guest with the series built in cannot do."""
 
 
 def guest_builtin():
@@ -201,17 +208,21 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
         load = "insmod /lib/stock/virtio_blk.ko 2>/dev/null || [ -d /sys/module/virtio_blk ]"
     elif guest_builtin():
         # The series built in (make kernel KERNEL=guest): the parameters
-        # are on the command line, probe-time ones included; a debugfs
-        # knob is set once the device is up.
+        # are on the command line, probe-time ones included.  The debugfs
+        # knobs are read when the pollers start, at probe: written after
+        # boot, they take effect once the device is bound again.
         if guest_module != "project":
-            raise ValueError(f"guest {name}: the guest kernel ({os.environ['SQCQ_GUEST_KERNEL']}) has the "
+            raise BuiltinGuest(f"guest {name}: the guest kernel ({os.environ['SQCQ_GUEST_KERNEL']}) has the "
                              "project's virtio_scsi built in; there is no stock module to load")
         mod, knobs = split_params(guest_params, "/sys/kernel/debug/virtio-sqcq")
         cmdline = " ".join([f"virtio_scsi.{p}" for p in params.split()] + [f"virtio_sqcq.{p}" for p in mod.split()])
+        drv = "/sys/bus/virtio/drivers/virtio_scsi"
+        rebind = (f"d=$(basename \"$(readlink -f {drv}/virtio*)\") && echo $d > {drv}/unbind && "
+                  f"echo $d > {drv}/bind" if knobs else "")
         load = " && ".join(filter(None, (
             "[ -d /sys/module/virtio_scsi ] && [ -d /sys/module/virtio_sqcq ] || "
             "{ echo 'virtio_scsi or virtio_sqcq is not built into this kernel'; exit 1; }",
-            "! grep . /proc/modules || { echo 'modules loaded in a built-in guest'; exit 1; }", knobs)))
+            "! grep . /proc/modules || { echo 'modules loaded in a built-in guest'; exit 1; }", knobs, rebind)))
         params = ""
     elif guest_module == "project" and not m.get("peer"):
         mod, knobs = split_params(guest_params, "/sys/kernel/debug/virtio-sqcq")
@@ -239,11 +250,12 @@ def builtin_step(mode, modes):
     """In a guest on the guest kernel (the series built in): no module is
     loaded; every virtio_scsi./virtio_sqcq. parameter on the kernel
     command line is the one in effect; the device negotiated
-    VIRTIO_F_SQCQ_POLL (bit 50) exactly when the mode offers it; the CQ
-    pollers are there when the mode runs them; a poll-queue mode's disk
+    VIRTIO_F_SQCQ_POLL (bit 50) exactly when QEMU offers it (the mode) and
+    the driver takes it (virtio_sqcq.sqcq_enable); the CQ pollers are
+    there exactly when they run (sqcq_cq too); a poll-queue mode's disk
     has a poll queue."""
     m = modes["modes"][mode]
-    want = "1" if m.get("sqcq_poll") else "0"
+    par = "/sys/module/virtio_sqcq/parameters"
     sh = ("fail() { echo \"FAIL: $*\"; exit 1; }; "
           "echo \"kernel $(uname -r); command line: $(cat /proc/cmdline)\"; "
           "[ -z \"$(cat /proc/modules)\" ] || fail \"modules loaded: $(cat /proc/modules)\"; "
@@ -256,11 +268,13 @@ def builtin_step(mode, modes):
           "d=; for x in /sys/bus/virtio/devices/*; do "
           "[ \"$(basename \"$(readlink $x/driver)\")\" = virtio_scsi ] && d=$x; done; "
           "[ -n \"$d\" ] || fail 'no virtio device is bound to virtio_scsi'; "
+          f"want=0; [ {'Y' if m.get('sqcq_poll') else 'N'} = Y ] && [ \"$(cat {par}/sqcq_enable)\" = Y ] && want=1; "
           "b=$(cut -c51 $d/features); "
-          f"[ \"$b\" = {want} ] || fail \"VIRTIO_F_SQCQ_POLL (bit 50) is $b in $d/features, the mode wants {want}\"; "
-          "echo \"VIRTIO_F_SQCQ_POLL (bit 50): $b\"")
-    if m.get("sqcq_poll") and "sqcq_cq=0" not in m.get("guest_params", ""):
-        sh += f"; ls -d {CQ_DIR} || fail 'no CQ poller in debugfs'"
+          "[ \"$b\" = $want ] || fail \"VIRTIO_F_SQCQ_POLL (bit 50) is $b in $d/features, expected $want\"; "
+          "echo \"VIRTIO_F_SQCQ_POLL (bit 50): $b\"; "
+          f"if [ $want = 1 ] && [ \"$(cat {par}/sqcq_cq)\" = Y ]; then "
+          f"ls -d {CQ_DIR} || fail 'no CQ poller in debugfs'; "
+          f"elif ls -d {CQ_DIR} 2>/dev/null; then fail 'a CQ poller that should not run'; fi")
     if m.get("poll_queues"):
         q = f"/sys/block/{os.path.basename(disk(mode, modes))}/queue/io_poll"
         sh += f"; [ \"$(cat {q})\" = 1 ] || fail '{q} is not 1: no poll queue'; echo '{q}: 1'"
@@ -379,7 +393,7 @@ def bad_param_checks(ko):
 def guest_bad_param_check():
     """Guest step: invalid virtio_sqcq parameters are refused, by name."""
     if guest_builtin():
-        raise ValueError("the guest kernel has virtio_sqcq built in: there is no module to load "
+        raise BuiltinGuest("the guest kernel has virtio_sqcq built in: there is no module to load "
                          "with bad parameters")
     cases = [("sqcq_spin_max_us", "5000000"), ("sqcq_cq", "2")]
     tries = "; ".join(f"insmod /lib/sqcq/virtio_sqcq.ko {n}={v} && {{ echo 'accepted {n}={v}'; exit 1; }}"
