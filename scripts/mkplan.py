@@ -11,6 +11,8 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        rw:RW:QD   measured cell, e.g. rw:randwrite:32
        idle:PCT   guest idle 2 s, then host pollers must use <= PCT% CPU for 2 s
        pollers:N  exactly N host pollers must be running
+       host-param:NAME=VALUE  set a vhost_scsi parameter for the steps after
+                  (e.g. host-param:sqcq_spin_max_us=0: the host never spins)
        write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
        suspend    suspend/resume (pm_test=devices) with fio verify running
@@ -33,6 +35,7 @@ Builds what is missing (modules, QEMU, initramfs) first.
 """
 import argparse
 import os
+import re
 import sys
 
 sys.dont_write_bytecode = True
@@ -77,6 +80,13 @@ def steps_for(names, mode, modes, runtime):
         elif s.startswith("idle:"):
             out.append({"name": f"idle-{len(out)}", "type": "idle", "settle": 2, "seconds": 2,
                         "max_cpu_pct": float(s.split(":")[1])})
+        elif s.startswith("host-param:"):
+            name, _, val = s[len("host-param:"):].partition("=")
+            if not re.fullmatch(r"sqcq_[a-z_]+", name) or not re.fullmatch(r"[0-9A-Za-z]+", val):
+                sys.exit(f"mkplan: step '{s}': host-param:sqcq_NAME=VALUE")
+            out.append({"name": f"host-param-{len(out)}", "type": "host", "expect_rc": 0, "timeout": 30,
+                        "cmd": f"echo {val} > /sys/module/vhost_scsi/parameters/{name} && "
+                               f"echo \"vhost_scsi.{name}=$(cat /sys/module/vhost_scsi/parameters/{name})\""})
         elif s.startswith("pollers:"):
             out.append({"name": f"pollers-{len(out)}", "type": "pollers", "count": int(s.split(":")[1])})
         elif s == "qd1" or s.startswith("rw:"):

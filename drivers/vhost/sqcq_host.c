@@ -110,6 +110,21 @@ static void sqcq_read_params(struct sqcq_policy_params *c)
 			READ_ONCE(sqcq_spin_max_us));
 }
 
+/* The longest spin window without work, in ns. */
+static u32 sqcq_idle_timeout_ns(void)
+{
+	return min(READ_ONCE(sqcq_idle_timeout_us), SQCQ_SPIN_MAX_US_LIMIT) *
+	       NSEC_PER_USEC;
+}
+
+/* The budget of a spin window starting now (0: do not spin). */
+static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
+{
+	sqcq_read_params(&sv->params);
+	return sqcq_policy_window(&sv->policy, &sv->params,
+				  sqcq_idle_timeout_ns());
+}
+
 /* --- completion steering ------------------------------------------------ */
 
 /* The free-CPU estimate is refreshed at most this often. */
@@ -185,17 +200,26 @@ static void sqcq_refresh_free(u64 now)
  * vhost_sqcq_steer_cpu - CPU for the completion of a command found by a poll
  * @sv: the vq the command came from
  *
- * Called from the device's polled service, on the vq's worker.
+ * Called from the device's polled service, on the vq's worker.  Only a
+ * worker that will spin once the ring is empty keeps its CPU busy: when
+ * the policy gives the next window no budget the worker sleeps right
+ * after the service, and LIO's completion runs best where it was
+ * submitted (no cross-CPU wakeup), as without polling.
  * Return: a CPU for se_cmd->cpuid, or -1 to leave LIO's default (the
  * submitting CPU).
  */
 int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv)
 {
-	if (!READ_ONCE(sqcq_steer))
+	int cpu;
+
+	if (!READ_ONCE(sqcq_steer) || !sqcq_window_budget(sv))
 		return -1;
 	sqcq_refresh_free(ktime_get_mono_fast_ns());
-	return sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free), nr_cpu_ids,
-			       raw_smp_processor_id(), &sv->steer_cursor);
+	cpu = sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free), nr_cpu_ids,
+			      raw_smp_processor_id(), &sv->steer_cursor);
+	if (cpu >= 0)
+		WRITE_ONCE(sv->steered, sv->steered + 1);
+	return cpu;
 }
 
 /* --- the poll, in the vq's kick work ------------------------------------- */
@@ -295,21 +319,6 @@ static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
 	if (sv->t_transition)
 		WRITE_ONCE(*acc, *acc + (now - sv->t_transition));
 	sv->t_transition = now;
-}
-
-/* The longest spin window without work, in ns. */
-static u32 sqcq_idle_timeout_ns(void)
-{
-	return min(READ_ONCE(sqcq_idle_timeout_us), SQCQ_SPIN_MAX_US_LIMIT) *
-	       NSEC_PER_USEC;
-}
-
-/* The budget of a spin window starting now (0: do not spin). */
-static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
-{
-	sqcq_read_params(&sv->params);
-	return sqcq_policy_window(&sv->policy, &sv->params,
-				  sqcq_idle_timeout_ns());
 }
 
 /*
@@ -639,7 +648,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[8] = {}, ema = 0, most = 0, work;
+	u64 sum[9] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
@@ -656,6 +665,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[5] += READ_ONCE(sv->idle_ns);
 		sum[6] += READ_ONCE(sv->yields);
 		sum[7] += READ_ONCE(sv->caught);
+		sum[8] += READ_ONCE(sv->steered);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -678,8 +688,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\n",
-		   sum[3], sum[4], sum[5], sum[6], sum[7]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\n",
+		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8]);
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;

@@ -54,6 +54,7 @@ struct vhost_virtqueue;
  * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps + contended))
+ * @steered: commands whose LIO completion was sent to another CPU
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
  * @idle_ns: time from NEED_WAKEUP to the next kick, summed
  */
@@ -69,7 +70,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught;
+	u64 caught, steered;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };
