@@ -11,8 +11,9 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
        rw:RW:QD   measured cell, e.g. rw:randwrite:32
        idle:PCT   guest idle 2 s, then host pollers must use <= PCT% CPU for 2 s
        pollers:N  exactly N host pollers must be running
-       host-param:NAME=VALUE  set a vhost_scsi parameter for the steps after
-                  (e.g. host-param:sqcq_spin_max_us=0: the host never spins)
+       host-param:NAME=VALUE  set a parameter of the project's vhost_scsi
+                  for the rest of the plan, later guests included (e.g.
+                  host-param:sqcq_spin_max_us=0: the host never spins)
        write      only the first verify step: write with checksums, verify
        unbind-rebind  unbind virtio_scsi with fio running, bind it again
        suspend    suspend/resume (pm_test=devices) with fio verify running
@@ -36,6 +37,7 @@ Builds what is missing (modules, QEMU, initramfs) first.
 import argparse
 import os
 import re
+import shlex
 import sys
 
 sys.dont_write_bytecode = True
@@ -43,6 +45,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import plan as P  # noqa: E402
 
 
+# The project's vhost_scsi parameters a host-param step may set.
+HOST_PARAMS = ("sqcq_enable", "sqcq_spin_max_us", "sqcq_steer")
 # Exit status: the plan needs what a guest with the series built in
 # (SQCQ_GUEST_KERNEL) does not have.
 EXIT_BUILTIN = 3
@@ -82,11 +86,12 @@ def steps_for(names, mode, modes, runtime):
                         "max_cpu_pct": float(s.split(":")[1])})
         elif s.startswith("host-param:"):
             name, _, val = s[len("host-param:"):].partition("=")
-            if not re.fullmatch(r"sqcq_[a-z_]+", name) or not re.fullmatch(r"[0-9A-Za-z]+", val):
-                sys.exit(f"mkplan: step '{s}': host-param:sqcq_NAME=VALUE")
+            if name not in HOST_PARAMS or not re.fullmatch(r"[0-9A-Za-z]+", val):
+                sys.exit(f"mkplan: step '{s}': host-param:NAME=VALUE, NAME one of {', '.join(HOST_PARAMS)}, "
+                         "VALUE letters and digits")
+            f = shlex.quote(f"/sys/module/vhost_scsi/parameters/{name}")
             out.append({"name": f"host-param-{len(out)}", "type": "host", "expect_rc": 0, "timeout": 30,
-                        "cmd": f"echo {val} > /sys/module/vhost_scsi/parameters/{name} && "
-                               f"echo \"vhost_scsi.{name}=$(cat /sys/module/vhost_scsi/parameters/{name})\""})
+                        "cmd": f"echo {shlex.quote(val)} > {f} && echo \"vhost_scsi.{name}=$(cat {f})\""})
         elif s.startswith("pollers:"):
             out.append({"name": f"pollers-{len(out)}", "type": "pollers", "count": int(s.split(":")[1])})
         elif s == "qd1" or s.startswith("rw:"):
@@ -128,6 +133,8 @@ def main():
     if err:
         sys.exit(f"mkplan: {err}")
     names = a.steps.split(",")
+    if a.host_module == "stock" and any(x.startswith("host-param:") for x in names + (a.then or "").split(",")):
+        sys.exit("mkplan: host-param steps set the project's vhost_scsi parameters; --host-module stock has none")
     if "verify" in names and a.backstore == "null_blk":
         sys.exit("mkplan: null_blk keeps no data; verify needs fileio or rd_mcp")
     plan = P.new_plan(os.path.basename(a.output), P.build_paths(), a.backstore,

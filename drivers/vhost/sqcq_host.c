@@ -66,7 +66,7 @@ MODULE_PARM_DESC(sqcq_enable,
 static bool sqcq_steer = true;
 module_param(sqcq_steer, bool, 0644);
 MODULE_PARM_DESC(sqcq_steer,
-		 "Run LIO completions of polled commands on a free CPU (default Y)");
+		 "Run LIO completions of polled commands on a free CPU while the vq's spin windows have a budget (default Y)");
 
 static unsigned int sqcq_spin_max_us = SQCQ_SPIN_MAX_AUTO;
 
@@ -196,15 +196,32 @@ static void sqcq_refresh_free(u64 now)
 	spin_unlock(&sqcq_cpus.lock);
 }
 
+/*
+ * Before a service: may its commands be steered?  Only while the vq's spin
+ * windows keep the worker's CPU busy (sqcq_policy_steers()).  When the
+ * policy gives them no budget, the worker sleeps once the ring is empty,
+ * and serves a busy ring no differently from upstream's handler: LIO's
+ * completion runs best where it was submitted (no cross-CPU wakeup), as
+ * without polling.  Reads the parameters into a copy: sv->params stays
+ * those of the window the current gap belongs to.
+ */
+static bool sqcq_steers_now(const struct vhost_sqcq_vq *sv)
+{
+	struct sqcq_policy_params c;
+
+	if (!READ_ONCE(sqcq_steer))
+		return false;
+	sqcq_read_params(&c);
+	return sqcq_policy_steers(&sv->policy, &c, sqcq_idle_timeout_ns());
+}
+
 /**
  * vhost_sqcq_steer_cpu - CPU for the completion of a command found by a poll
  * @sv: the vq the command came from
  *
- * Called from the device's polled service, on the vq's worker.  Only a
- * worker that will spin once the ring is empty keeps its CPU busy: when
- * the policy gives the next window no budget the worker sleeps right
- * after the service, and LIO's completion runs best where it was
- * submitted (no cross-CPU wakeup), as without polling.
+ * Context: the vq's polled run (sqcq_poll()), from the device's service
+ * with vq->mutex held.  Steers only if the run decided so before the
+ * service (sqcq_steers_now()).
  * Return: a CPU for se_cmd->cpuid, or -1 to leave LIO's default (the
  * submitting CPU).
  */
@@ -212,7 +229,7 @@ int vhost_sqcq_steer_cpu(struct vhost_sqcq_vq *sv)
 {
 	int cpu;
 
-	if (!READ_ONCE(sqcq_steer) || !sqcq_window_budget(sv))
+	if (!sv->steer)
 		return -1;
 	sqcq_refresh_free(ktime_get_mono_fast_ns());
 	cpu = sqcq_steer_pick(cpumask_bits(&sqcq_cpus.free), nr_cpu_ids,
@@ -446,6 +463,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		if (sv->deadline && !sqcq_avail_pending(vq)) {
 			n = 0;
 		} else {
+			sv->steer = sqcq_steers_now(sv);
 			n = sd->ops->service(vq);
 			/* It disabled notifications, unless it had no backend. */
 			if (n != -ENODEV)

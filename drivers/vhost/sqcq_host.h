@@ -54,14 +54,17 @@ struct vhost_virtqueue;
  * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps + contended))
- * @steered: commands whose LIO completion was sent to another CPU
+ * @steer: the commands of the current service may be steered (decided
+ *	before it, vhost_sqcq_steer_cpu())
+ * @steered: commands given TARGET_SCF_USE_CPUID with another CPU (LIO
+ *	honours it unless the target's cmd_compl_affinity says otherwise)
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
  * @idle_ns: time from NEED_WAKEUP to the next kick, summed
  */
 struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
-	bool active, notify_off, asleep, requeued, spun;
+	bool active, notify_off, asleep, requeued, spun, steer;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;

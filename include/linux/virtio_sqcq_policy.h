@@ -322,6 +322,25 @@ static inline u32 sqcq_policy_window(const struct sqcq_policy *p,
 	return w < idle_timeout_ns ? w : idle_timeout_ns;
 }
 
+/**
+ * sqcq_policy_steers - will the poller keep its CPU busy after this work?
+ * @p: policy state
+ * @c: parameters
+ * @idle_timeout_ns: the longest window without work
+ *
+ * Only then is its completion work worth sending to another CPU: a poller
+ * that sleeps once the ring is empty leaves its CPU free, and the
+ * completion runs best where it was submitted.  A window shorter than a
+ * budget's first step (SQCQ_GROW_START_NS) is over long before the
+ * completion comes, so it does not count.
+ */
+static inline bool sqcq_policy_steers(const struct sqcq_policy *p,
+				      const struct sqcq_policy_params *c,
+				      u32 idle_timeout_ns)
+{
+	return sqcq_policy_window(p, c, idle_timeout_ns) >= SQCQ_GROW_START_NS;
+}
+
 /*
  * Completion-CPU picker.  LIO runs a command's completion work on the CPU
  * named by se_cmd->cpuid; by default that is the submitting CPU, which for

@@ -297,6 +297,29 @@ static void test_window(void)
 	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0, "a budget at the floor: no window");
 }
 
+/* Completion steering only while the windows keep the CPU busy. */
+static void test_steers(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+
+	sqcq_params_set(&c, 0, 300);
+	sqcq_policy_init(&p, &c);
+	CHECK(!sqcq_policy_steers(&p, &c, 1000000), "no history, no window: no steering");
+	p.budget_ns = 200000;
+	CHECK(sqcq_policy_steers(&p, &c, 1000000), "a 200 us window: steering");
+	p.budget_ns = SQCQ_GROW_START_NS - 1;
+	CHECK(!sqcq_policy_steers(&p, &c, 1000000),
+	      "a window under a budget's first step (decayed): no steering");
+	p.budget_ns = SQCQ_GROW_START_NS;
+	CHECK(sqcq_policy_steers(&p, &c, 1000000), "a window of a budget's first step: steering");
+	p.budget_ns = 200000;
+	sqcq_params_set(&c, 0, 0);
+	CHECK(!sqcq_policy_steers(&p, &c, 1000000), "a ceiling of 0 (never spins): no steering");
+	sqcq_params_set(&c, 0, 300);
+	CHECK(!sqcq_policy_steers(&p, &c, 0), "an idle timeout of 0: no steering");
+}
+
 /*
  * Ski rental, simulated: gaps drawn from a distribution, a sleep costs B.
  * Each gap costs the poller the gap if its window caught it, else the
@@ -493,6 +516,7 @@ int main(void)
 	test_straddling_gaps();
 	test_measured_ceiling();
 	test_window();
+	test_steers();
 	test_ski_rental();
 	test_extremes();
 	test_params_set();
