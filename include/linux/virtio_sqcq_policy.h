@@ -26,8 +26,13 @@
  * needs to know, and one long idle between bursts does not hold the EMA
  * above the ceiling for the next burst's first requests.  The eighth sets
  * when spinning stops: with a share s of the gaps caught, of mean g, the
- * EMA is s g + (1 - s) 9/8 C, so windows open while about one gap in nine
- * (g small) to one in five (g = C/2) is caught.  Learnt as 2 C, it would
+ * EMA is s g + (1 - s) 9/8 C, so windows open while about one gap in eight
+ * (g small) to one in five (g = C/2) is caught.  Spinning also needs that
+ * share itself to be an eighth or more (@hit, an EMA of "this gap was
+ * within the ceiling"): a measured ceiling moves with every sleep it
+ * measures, and against an EMA of misses learnt at 9/8 of it, it crosses
+ * above the EMA about as often as below, which alone would open windows
+ * that catch nothing.  Learnt as 2 C, it would
  * take one in two to two in three: the break-even point if a microsecond
  * of spin weighs as much as a microsecond of sleep.  The eighth weighs a
  * missed window's CPU at an eighth of a sleep's latency, on purpose: a
@@ -73,6 +78,7 @@ struct sqcq_policy {
 	u64 ema_ns;		/* EMA of the gap, <= SQCQ_GAP_CAP_NS */
 	u32 budget_ns;		/* current spin budget */
 	u32 cost_ns;		/* EMA of what a sleep cost (0: not measured) */
+	u32 hit;		/* EMA share of gaps within the ceiling, of SQCQ_HIT_ONE */
 };
 
 /*
@@ -97,6 +103,13 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
 #define SQCQ_SPIN_MAX_AUTO	0xffffffffU
 /* The newest cost sample weighs 1/4 (QEMU's AioContext polling EMA). */
 #define SQCQ_COST_SHIFT		2
+/*
+ * The share of gaps a window could have caught (within the ceiling), in
+ * 1/SQCQ_HIT_ONE; spinning starts only while it is at least
+ * 1/2^SQCQ_HIT_MIN_SHIFT.
+ */
+#define SQCQ_HIT_ONE		65536U	/* 2^16 */
+#define SQCQ_HIT_MIN_SHIFT	3
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
@@ -134,6 +147,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->ema_ns = c->spin_max_ns;
 	p->budget_ns = c->spin_min_ns;
 	p->cost_ns = 0;
+	p->hit = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -169,8 +183,14 @@ static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 	u32 max = sqcq_policy_ceiling(p, c);
 	u64 t;
 
-	if (p->ema_ns > max)
-		return c->spin_min_ns;	/* spinning does not pay */
+	/*
+	 * Spinning does not pay: the gaps are predicted too long, or too few
+	 * of them would have been caught (a ceiling that moves with every
+	 * cost sample can drop below an EMA of misses, learnt at 9/8 of it,
+	 * about as often as it rises above it: not a reason to spin).
+	 */
+	if (p->ema_ns > max || p->hit < (SQCQ_HIT_ONE >> SQCQ_HIT_MIN_SHIFT))
+		return c->spin_min_ns;
 	t = p->ema_ns * c->mult;	/* <= 2^32 * 16: no overflow */
 	if (t < c->spin_min_ns)
 		return c->spin_min_ns;
@@ -213,6 +233,8 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 {
 	u32 max = sqcq_policy_ceiling(p, c);
 
+	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
+				    c->weight_shift);
 	/*
 	 * Too long to catch: how much longer does not matter.  (Plus the
 	 * EMA's resolution, 2^weight_shift ns, or under a ceiling of a few
