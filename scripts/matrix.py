@@ -6,7 +6,7 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
                  [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US]
-                 [--out DIR]
+                 [--guest-kernel NAME|DIR] [--out DIR]
        matrix.py --report DIR
 
 --report DIR renders DIR's report.md, plots, table and summary.json's
@@ -40,6 +40,9 @@ loopback export would show the device twice to the host).  SQCQ_QEMU=/path runs 
 the qemu/ series for the sqcq modes; checked).  On a real KVM host
 (--role local) the harness touches only the LIO objects it creates, and
 warns when other VMs run (README, "Run it on your own KVM host").
+--guest-kernel NAME|DIR boots the nested guests on a kernel of 'make
+kernel' (guest: the series built in, the parameters on its command line),
+building it first if needed.
 """
 import argparse
 import json
