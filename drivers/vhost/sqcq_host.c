@@ -117,14 +117,6 @@ static u32 sqcq_idle_timeout_ns(void)
 	       NSEC_PER_USEC;
 }
 
-/* The budget of a spin window starting now (0: do not spin). */
-static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
-{
-	sqcq_read_params(&sv->params);
-	return sqcq_policy_window(&sv->policy, &sv->params,
-				  sqcq_idle_timeout_ns());
-}
-
 /* --- completion steering ------------------------------------------------ */
 
 /* The free-CPU estimate is refreshed at most this often. */
@@ -336,6 +328,14 @@ static void sqcq_transition(struct vhost_sqcq_vq *sv, u64 now, u64 *acc)
 	if (sv->t_transition)
 		WRITE_ONCE(*acc, *acc + (now - sv->t_transition));
 	sv->t_transition = now;
+}
+
+/* The budget of a spin window starting now (0: do not spin). */
+static u64 sqcq_window_budget(struct vhost_sqcq_vq *sv)
+{
+	sqcq_read_params(&sv->params);
+	return sqcq_policy_window(&sv->policy, &sv->params,
+				  sqcq_idle_timeout_ns());
 }
 
 /*

@@ -32,9 +32,9 @@
  * within the ceiling"): a measured ceiling moves with every sleep it
  * measures, and against an EMA of misses learnt at 9/8 of it, it crosses
  * above the EMA about as often as below, which alone would open windows
- * that catch nothing.  Learnt as 2 C, it would
- * take one in two to two in three: the break-even point if a microsecond
- * of spin weighs as much as a microsecond of sleep.  The eighth weighs a
+ * that catch nothing.  Learnt as 2 C, it would take one in two to two in
+ * three: the break-even point if a microsecond of spin weighs as much as
+ * a microsecond of sleep.  The eighth weighs a
  * missed window's CPU at an eighth of a sleep's latency, on purpose: a
  * window only spins on a CPU nothing else wants (a contended window ends
  * at once), and a sleep costs more than its measurement (the guest's

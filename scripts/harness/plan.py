@@ -3,6 +3,7 @@
 A plan names the host module, the LIO backstore, and a list of nested
 guests, each with its mode's setup and a list of steps (fio or shell).
 """
+import functools
 import json
 import os
 import subprocess
@@ -108,14 +109,15 @@ def guest_kernel(name_or_dir):
     (scripts/build-kernel.sh, 15-20 min the first time), or a directory
     it built.  Returns its directory; exits with the reason when there is
     none."""
-    named = "/" not in name_or_dir and os.path.isfile(os.path.join(TOP, "linux", "configs",
-                                                                    name_or_dir + ".config"))
-    if not named and os.path.isdir(name_or_dir):
+    configs = os.path.join(TOP, "linux", "configs")
+    if "/" in name_or_dir or not os.path.isfile(os.path.join(configs, name_or_dir + ".config")):
+        if not os.path.isdir(name_or_dir):
+            names = " ".join(sorted(f[:-len(".config")] for f in os.listdir(configs) if f.endswith(".config")))
+            sys.exit(f"--guest-kernel {name_or_dir}: neither a configuration of linux/configs/ ({names}) "
+                     "nor a directory")
         if not os.path.isfile(os.path.join(name_or_dir, ".done")):
             sys.exit(f"--guest-kernel {name_or_dir}: not a kernel built by 'make kernel' (no .done)")
         return os.path.abspath(name_or_dir)
-    if "/" in name_or_dir:
-        sys.exit(f"--guest-kernel {name_or_dir}: no such directory")
     p = subprocess.run([os.path.join(TOP, "scripts", "build-kernel.sh"), "--config", name_or_dir],
                        stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -132,8 +134,12 @@ def guest_builtin():
     virtio_scsi built in (make kernel KERNEL=guest): nothing to load, and
     the guest's module parameters go on its kernel command line."""
     kdir = os.environ.get("SQCQ_GUEST_KERNEL")
-    if not kdir:
-        return False
+    return bool(kdir) and _builtin_in(kdir)
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_in(kdir):
+    """Does the kernel of 'make kernel' in KDIR have virtio_scsi built in?"""
     try:
         with open(os.path.join(kdir, "release")) as f:
             rel = f.read().strip()
