@@ -94,7 +94,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us: auto (default: what a sleep costs, measured from each kick to its service) or a fixed 0-1000000, which overrides the measurement");
+		 "Spin budget ceiling in us: auto (default: what a sleep costs, twice what is measured from each kick to its service) or a fixed 0-1000000, which overrides the measurement");
 
 /*
  * Debugfs only, for tests and experiments (vhost-sqcq/spin_min_us,
@@ -104,17 +104,18 @@ MODULE_PARM_DESC(sqcq_spin_max_us,
 static u32 sqcq_spin_min_us;
 static u32 sqcq_idle_timeout_us = SQCQ_IDLE_TIMEOUT_NS / NSEC_PER_USEC;
 
-static void sqcq_read_params(struct sqcq_policy_params *c)
-{
-	sqcq_params_set(c, READ_ONCE(sqcq_spin_min_us),
-			READ_ONCE(sqcq_spin_max_us));
-}
-
 /* The longest spin window without work, in ns. */
 static u32 sqcq_idle_timeout_ns(void)
 {
 	return min(READ_ONCE(sqcq_idle_timeout_us), SQCQ_SPIN_MAX_US_LIMIT) *
 	       NSEC_PER_USEC;
+}
+
+static void sqcq_read_params(struct sqcq_policy_params *c)
+{
+	sqcq_params_set(c, READ_ONCE(sqcq_spin_min_us),
+			READ_ONCE(sqcq_spin_max_us));
+	sqcq_params_cap(c, sqcq_idle_timeout_ns());
 }
 
 /* --- completion steering ------------------------------------------------ */

@@ -86,7 +86,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, measured from each interrupt that wakes a poller to the poller running) or a fixed 0-1000000, which overrides the measurement");
+		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, twice what is measured from each interrupt that wakes a poller to the poller running) or a fixed 0-1000000, which overrides the measurement");
 
 /*
  * A poller whose policy does not spin is still woken by an interrupt at
@@ -810,6 +810,7 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 			READ_ONCE(sqcq_spin_max_us));
 	cq->idle_timeout_ns = min(READ_ONCE(sqcq_idle_timeout_us),
 				  SQCQ_SPIN_MAX_US_LIMIT) * NSEC_PER_USEC;
+	sqcq_params_cap(&cq->params, cq->idle_timeout_ns);
 	for (i = 0; i < nrings; i++) {
 		err = sqcq_create(cq, i);
 		if (err) {

@@ -19,7 +19,12 @@
  * budget moves gradually: at most doubling or halving per sample.
  *
  * The ceiling is configured, or measured (sqcq_policy_ceiling()): what a
- * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).
+ * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).  Each
+ * side times only the receiving half of a sleep's notification (from the
+ * kick or the interrupt to the woken poller at its ring); the sending half
+ * (the guest's kick is a VM exit, the host's interrupt an injection into
+ * a vCPU) happens across the wire, where it cannot be timed, and is taken
+ * as costing as much (SQCQ_COST_HALVES).
  *
  * A gap longer than the ceiling C is learnt as C + C/8 (SQCQ_MISS_SHIFT): it
  * says "a spin would not have caught this one", which is all the policy
@@ -77,7 +82,7 @@ struct sqcq_policy_params {
 struct sqcq_policy {
 	u64 ema_ns;		/* EMA of the gap, <= SQCQ_GAP_CAP_NS */
 	u32 budget_ns;		/* current spin budget */
-	u32 cost_ns;		/* EMA of what a sleep cost (0: not measured) */
+	u32 cost_ns;		/* EMA of a sleep's measured half (0: none) */
 	u32 hit;		/* EMA share of gaps within the ceiling, of SQCQ_HIT_ONE */
 };
 
@@ -103,6 +108,8 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
 #define SQCQ_SPIN_MAX_AUTO	0xffffffffU
 /* The newest cost sample weighs 1/4 (QEMU's AioContext polling EMA). */
 #define SQCQ_COST_SHIFT		2
+/* A sleep costs this many times its measured (receiving) half. */
+#define SQCQ_COST_HALVES	2
 /*
  * The share of gaps a window could have caught (within the ceiling), in
  * 1/SQCQ_HIT_ONE; spinning starts only while it is at least
@@ -131,6 +138,28 @@ static inline void sqcq_params_set(struct sqcq_policy_params *c,
 	c->spin_max_ns = max_us * 1000U;
 	c->weight_shift = SQCQ_WEIGHT_SHIFT;
 	c->mult = SQCQ_MULT;
+}
+
+/**
+ * sqcq_params_cap - a measured ceiling no longer than the longest window
+ * @c: the parameters
+ * @idle_timeout_ns: the longest spin window without work
+ *
+ * No window outlasts @idle_timeout_ns, so a gap beyond it is a miss
+ * whatever a sleep costs: with a sleep measured above it (here twice a
+ * half of 0.8 ms, say), gaps of 1.2 ms would count as catchable and open
+ * windows of the timeout that catch none of them.  A configured ceiling
+ * is left as set: above the timeout it means "spin for the timeout
+ * whatever the gaps", which tests use.
+ */
+static inline void sqcq_params_cap(struct sqcq_policy_params *c,
+				   u32 idle_timeout_ns)
+{
+	if (!c->measured || c->spin_max_ns <= idle_timeout_ns)
+		return;
+	c->spin_max_ns = idle_timeout_ns;
+	if (c->spin_min_ns > c->spin_max_ns)
+		c->spin_min_ns = c->spin_max_ns;
 }
 
 /**
@@ -165,14 +194,17 @@ static inline u64 sqcq_ema_step(u64 ema, u64 sample, u32 shift)
  *
  * Ski rental: spinning for as long as a sleep costs, then sleeping, is
  * never worse than twice the best offline choice.  So with a measured
- * ceiling a spin lasts at most what a sleep was measured to cost here (no
- * spinning before the first measurement); otherwise the configured one.
+ * ceiling a spin lasts at most what a sleep costs here: its measured half
+ * and the other side's (SQCQ_COST_HALVES; no spinning before the first
+ * measurement); otherwise the configured ceiling.
  */
 static inline u32 sqcq_policy_ceiling(const struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c)
 {
-	if (c->measured && p->cost_ns < c->spin_max_ns)
-		return p->cost_ns;
+	u64 cost = (u64)p->cost_ns * SQCQ_COST_HALVES;	/* no overflow */
+
+	if (c->measured && cost < c->spin_max_ns)
+		return (u32)cost;
 	return c->spin_max_ns;
 }
 
@@ -250,7 +282,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 }
 
 /**
- * sqcq_policy_cost - learn what one sleep cost
+ * sqcq_policy_cost - learn what the measured half of one sleep cost
  * @p: policy state
  * @c: parameters
  * @cost_ns: from the wakeup's cause (a kick) to the ring being serviced
@@ -274,8 +306,8 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
 		 * The EMA started at the hard cap (1 s): start it at the
 		 * first ceiling instead, or it takes ~70 gaps to come down.
 		 */
-		if (c->measured && p->ema_ns > p->cost_ns)
-			p->ema_ns = p->cost_ns;
+		if (c->measured && p->ema_ns > sqcq_policy_ceiling(p, c))
+			p->ema_ns = sqcq_policy_ceiling(p, c);
 	} else {
 		p->cost_ns = (u32)sqcq_ema_step(p->cost_ns, cost_ns,
 						SQCQ_COST_SHIFT);

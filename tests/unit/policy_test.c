@@ -221,7 +221,10 @@ static void test_bursty(void)
 	      (unsigned long long)(idle_spin / idles));
 }
 
-/* The measured ceiling: what a sleep costs caps the spin (ski rental). */
+/*
+ * The measured ceiling: what a sleep costs caps the spin (ski rental).
+ * A sample is the measured half of a sleep; the ceiling is both halves.
+ */
 static void test_measured_ceiling(void)
 {
 	struct sqcq_policy_params c;
@@ -237,34 +240,36 @@ static void test_measured_ceiling(void)
 	CHECK(!sqcq_policy_spins(&p, &c), "no spinning before a sleep was measured (budget %u)",
 	      p.budget_ns);
 	for (i = 0; i < 200; i++) {
-		sqcq_policy_cost(&p, &c, 50000);
+		sqcq_policy_cost(&p, &c, 25000);
 		sqcq_policy_sample(&p, &c, 20000);
 	}
-	CHECK(p.cost_ns == 50000 && p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
-	      "sleeps cost 50 us, gaps 20 us: budget 2 x gap = 40 us (%u, cost %u)",
-	      p.budget_ns, p.cost_ns);
+	CHECK(p.cost_ns == 25000 && sqcq_policy_ceiling(&p, &c) == 50000 &&
+	      p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
+	      "sleeps cost 50 us (25 us measured), gaps 20 us: budget 2 x gap = 40 us (%u, ceiling %u)",
+	      p.budget_ns, sqcq_policy_ceiling(&p, &c));
 	for (i = 0; i < 200; i++) {
-		sqcq_policy_cost(&p, &c, 30000);
+		sqcq_policy_cost(&p, &c, 15000);
 		sqcq_policy_sample(&p, &c, 20000);
 	}
-	CHECK(p.budget_ns == p.cost_ns && p.cost_ns <= 30000 + 14 && sqcq_policy_spins(&p, &c),
+	CHECK(p.budget_ns == sqcq_policy_ceiling(&p, &c) && p.budget_ns <= 30000 + 28 &&
+	      sqcq_policy_spins(&p, &c),
 	      "cost falls to 30 us: the cap moves down, the budget with it (%u, cost %u)",
 	      p.budget_ns, p.cost_ns);
 	for (i = 0; i < 200; i++) {
-		sqcq_policy_cost(&p, &c, 10000);
+		sqcq_policy_cost(&p, &c, 5000);
 		sqcq_policy_sample(&p, &c, 20000);
 	}
 	CHECK(!sqcq_policy_spins(&p, &c),
 	      "cost falls below the gap (10 us < 20 us): sleeping is cheaper, no spin (%u)",
 	      p.budget_ns);
 	for (i = 0; i < 200; i++) {
-		sqcq_policy_cost(&p, &c, 100000);
+		sqcq_policy_cost(&p, &c, 50000);
 		sqcq_policy_sample(&p, &c, 20000);
 	}
 	CHECK(p.budget_ns >= 40000 - 14 && p.budget_ns <= 40000 + 14,
 	      "cost rises to 100 us: spinning again, 2 x gap (%u)", p.budget_ns);
 	sqcq_policy_init(&p, &c);
-	sqcq_policy_cost(&p, &c, 68000);
+	sqcq_policy_cost(&p, &c, 34000);
 	for (i = 0; i < 100 && !sqcq_policy_spins(&p, &c); i++)
 		sqcq_policy_sample(&p, &c, 10000);
 	CHECK(i <= 8, "auto from scratch: 10 us gaps, a 68 us sleep: spinning after %d gaps (<= 8)", i);
@@ -292,17 +297,20 @@ static void test_window(void)
 	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0,
 	      "auto before a cost was measured: no window");
 	p.cost_ns = 68000;
-	CHECK(sqcq_policy_window(&p, &c, 1000000) == 68000, "auto: capped by the cost");
+	CHECK(sqcq_policy_window(&p, &c, 1000000) == 2 * 68000,
+	      "auto: capped by the cost, both halves of it");
 	p.budget_ns = c.spin_min_ns;
 	CHECK(sqcq_policy_window(&p, &c, 1000000) == 0, "a budget at the floor: no window");
 }
 
 /*
- * QD1 on the nested machine (the quick matrix of 2026-12-03): requests
- * come 600-800 us apart, a sleep is measured at 100-600 us, a different
- * figure at each wakeup.  No window can catch a gap, and none should open;
- * there the host pollers spun windows of ~94 us after two thirds of the
- * requests and caught 0.04% of them (sqcq-host 0.82x baseline).
+ * A ceiling that moves with every wakeup, gaps always beyond it.  The
+ * shape of QD1 on the nested machine in the quick matrix of 2026-12-03
+ * (requests 600-800 us apart, a sleep's measured half 100-600 us, the
+ * ceiling then that half alone): the host pollers spun windows of ~94 us
+ * after two thirds of the requests and caught 0.04% of them (sqcq-host
+ * 0.82x baseline).  Here the gaps are beyond both halves of the sleep
+ * (200-1,200 us): no window can catch one, and none should open.
  */
 static void test_noisy_ceiling(void)
 {
@@ -318,13 +326,77 @@ static void test_noisy_ceiling(void)
 		w = sqcq_policy_window(&p, &c, 1000000);
 		windows += w > 0;
 		spun += w;
-		sqcq_policy_sample(&p, &c, 600000 + next_rand() % 200000);
+		sqcq_policy_sample(&p, &c, 1300000 + next_rand() % 300000);
 	}
 	CHECK(windows < 100, "gaps always beyond a noisy ceiling: %d of 10000 gaps open a window "
 	      "(%llu us spun in all)", windows, (unsigned long long)(spun / 1000));
 	sqcq_policy_sample(&p, &c, 10000);
 	CHECK(p.hit >= SQCQ_HIT_ONE >> SQCQ_HIT_MIN_SHIFT,
 	      "one catchable gap makes spinning possible again (share %u of %u)", p.hit, SQCQ_HIT_ONE);
+}
+
+/*
+ * The half of a sleep the poller cannot time.  The host times a sleep from
+ * the guest's kick to the service; the guest's own exit for the kick is
+ * not in it, nor, in the guest, the injection of the interrupt.  QD32 on
+ * the nested machine (docs/results/issue20-policy2-20261203): windows of
+ * the measured half (~400 us) caught 41% of the gaps where 1 ms windows
+ * caught 84%, at 1.0x baseline against 1.5x.  Modelled: a measured half of
+ * 200-400 us, seven gaps in ten at 250-500 us (beyond it, within the whole
+ * sleep), the rest 2-3 ms.  The short ones must be caught.
+ */
+static void test_unseen_half(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	int i, short_gaps = 0, caught = 0;
+	u64 gap, w;
+
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	sqcq_policy_init(&p, &c);
+	for (i = 0; i < 20000; i++) {
+		gap = next_rand() % 10 < 7 ? 250000 + next_rand() % 250000 :
+		      2000000 + next_rand() % 1000000;
+		w = sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS);
+		if (i >= 1000 && gap < 500000) {
+			short_gaps++;
+			caught += gap <= w;
+		}
+		if (gap > w)	/* slept: the wakeup is timed */
+			sqcq_policy_cost(&p, &c, 200000 + next_rand() % 200000);
+		sqcq_policy_sample(&p, &c, gap);
+	}
+	CHECK(caught * 10 >= short_gaps * 8,
+	      "gaps beyond a sleep's measured half, within the whole: %d of %d caught (>= 80%%)",
+	      caught, short_gaps);
+}
+
+/*
+ * A sleep measured above the longest window: twice a half of 700-800 us,
+ * gaps of 1.1-1.3 ms.  Those gaps are beyond any window (1 ms at most),
+ * and none should open.
+ */
+static void test_cost_beyond_timeout(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	int i, windows = 0;
+
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
+	sqcq_policy_init(&p, &c);
+	for (i = 0; i < 10000; i++) {
+		sqcq_policy_cost(&p, &c, 700000 + next_rand() % 100000);
+		windows += sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) > 0;
+		sqcq_policy_sample(&p, &c, 1100000 + next_rand() % 200000);
+	}
+	CHECK(windows < 100,
+	      "a sleep costing more than the longest window, gaps beyond the window: %d of 10000 open one",
+	      windows);
+	sqcq_params_set(&c, 0, 300000);
+	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
+	CHECK(c.spin_max_ns == 300000000U,
+	      "a configured ceiling above the timeout is left as set (%u)", c.spin_max_ns);
 }
 
 /* Completion steering only while the windows keep the CPU busy. */
@@ -380,8 +452,8 @@ static void test_ski_rental(void)
 			/* from the first gap: the start-up counts too */
 			online += gap <= window ? gap : window + cost;
 			opt += gap < cost ? gap : cost;
-			if (gap > window)
-				sqcq_policy_cost(&p, &c, cost);
+			if (gap > window)	/* the half it can time */
+				sqcq_policy_cost(&p, &c, cost / SQCQ_COST_HALVES);
 			sqcq_policy_sample(&p, &c, gap);
 		}
 		r = online * 100 / opt;
@@ -547,6 +619,8 @@ int main(void)
 	test_measured_ceiling();
 	test_window();
 	test_noisy_ceiling();
+	test_unseen_half();
+	test_cost_beyond_timeout();
 	test_steers();
 	test_ski_rental();
 	test_extremes();
