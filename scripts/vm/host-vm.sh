@@ -91,9 +91,13 @@ rm -f "$out/l1-rc" "$out/l1-hung" "$out/l1-died"
 [ "$plan" = "$out/plan.json" ] || cp "$plan" "$out/plan.json"
 
 run=$(mktemp -d -t sqcq-l1.XXXXXX)
-pids=()
+pids=() l0_pid=''
+# The emulator runs under its own 'timeout', in a process group of its
+# own: a signal to ours (tests/run.sh's timeout) does not reach it, so end
+# it here or it runs on after us (t15).  'timeout' passes the TERM on.
 cleanup() {
 	local p
+	[ -z "$l0_pid" ] || kill "$l0_pid" 2>/dev/null || true
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$run"
@@ -131,6 +135,7 @@ boot() {
 		-append "rootfstype=virtiofs root=rootfs ro console=ttyS0 loglevel=4 panic=-1 nokaslr init=$SQCQ_TOP/scripts/vm/l1-init.sh $kparams" \
 		</dev/null >"$out/l1-console.log" 2>&1 &
 	local qpid=$! idle=0 lines=0 n
+	l0_pid=$qpid
 	# Watchdog: the host VM writes its console and the results share as it
 	# goes (progress.log at every step, l1-io.log whenever LIO completed
 	# commands: a nested guest's long fio on the debug kernel, two
