@@ -12,7 +12,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib/vm.sh"
 build_vhostdrv
 # The five targets in one targetcli process (scripts/host/targetcli_batch.py):
-# ten 'targetcli' runs took 11 min of the debug host VM's time with nothing
+# ten 'targetcli' runs took 526 s on the debug host VM with nothing
 # written, and its watchdog killed it as hung (2026-12-04) as I/O began.
 targets="" mk=""
 for i in 10 11 12 13 14; do
