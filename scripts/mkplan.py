@@ -78,7 +78,8 @@ def steps_for(names, mode, modes, runtime):
         elif s == "workers":
             out += P.worker_steps(modes["guest"]["num_queues"])
         elif s == "two-guests":
-            out.append({"name": "two-guests", "type": "second-guest", "timeout": 600})
+            out.append({"name": "two-guests", "type": "second-guest", "timeout": 600,
+                        "write_mb": P.verify_mb() // 2})
         elif s == "reverify":
             out.append(dict(P.verify_steps(mode, modes)[1], name=f"reverify-{len(out)}"))
         elif s.startswith("idle:"):

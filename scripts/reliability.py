@@ -347,12 +347,16 @@ def main():
         env.setdefault("SQCQ_TIMEOUT_SCALE", "3")
         # And a nested guest's boot twice that (6.5 min seen of 9).
         env.setdefault("SQCQ_BOOT_SCALE", "2")
+        # Verified writes of 32 MiB, not 128 (plan.verify_mb: t44 and t46
+        # ran past their limits at 13-20 LIO commands/s, 2026-12-04).
+        env.setdefault("SQCQ_VERIFY_MB", "32")
         env.setdefault("PLAN_TIMEOUT", "2700")
         with open(os.path.join(kdir, "config")) as f:
             conf = f.read()
         on = [o for o in DEBUG_OPTS if re.search(rf"^CONFIG_{o}=y", conf, re.M)]
         kinfo = (f"built by 'make kernel' ({kdir}) with {', '.join(on)}; nested guests on "
-                 + ("it too" if a.guest_kernel else "Debian's kernel"))
+                 + ("it too" if a.guest_kernel else "Debian's kernel")
+                 + f"; verified writes of {env['SQCQ_VERIFY_MB']} MiB (SQCQ_VERIFY_MB)")
     if os.environ.get("SQCQ_L1_CMDLINE"):
         kinfo += f"; host VM booted with {os.environ['SQCQ_L1_CMDLINE']} (SQCQ_L1_CMDLINE)"
     tests = a.tests.split(",")

@@ -109,7 +109,7 @@ tf_cases = [
     ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 11}")
+print(f"1..{len(cases) + len(tf_cases) + 12}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -400,4 +400,24 @@ ok = (isinstance(never, GuestTimeout) and "within 2.5s (boot; QEMU used" in str(
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {n + 4} - a silent boot logs its progress every interval and fails at its bound"
       + ("" if ok else f": {never!r} {never_log} / {late!r} {late_log}"))
+
+# SQCQ_VERIFY_MB (32 under 'make reliability'): the verified writes' size
+# reaches fio and the two-guests step (half each); a bad value is refused.
+import mkplan  # noqa: E402
+got = []
+for val in (None, "32", "256", "x"):
+    os.environ.pop("SQCQ_VERIFY_MB", None)
+    if val:
+        os.environ["SQCQ_VERIFY_MB"] = val
+    try:
+        st = mkplan.steps_for(["write", "two-guests"], "sqcq-poll", P.load_modes(), 10)
+        got.append(([a for a in st[0]["args"] if a.startswith("--size=")], st[1]["write_mb"]))
+    except SystemExit as e:
+        got.append(str(e))
+os.environ.pop("SQCQ_VERIFY_MB", None)
+ok = (got[0] == (["--size=128M"], 64) and got[1] == (["--size=32M"], 16)
+      and all("SQCQ_VERIFY_MB=" in str(g) and "invalid" in str(g) for g in got[2:]))
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {n + 5} - SQCQ_VERIFY_MB sizes the verified writes and the two guests' half, "
+      "a bad value is refused" + ("" if ok else f": {got}"))
 sys.exit(1 if fails else 0)

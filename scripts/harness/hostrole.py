@@ -466,8 +466,9 @@ def run_second_guest(step, g, gdir, gplan):
     if gplan.get("device_props"):
         dev += "," + gplan["device_props"]
     fio = ("fio --name={n} --filename=/dev/sda --direct=1 --rw=randwrite --bs=4k --iodepth=16 "
-           "--ioengine=libaio --offset={o} --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1")
+           "--ioengine=libaio --offset={o} --size={mb}M --verify=crc32c --verify_fatal=1 --do_verify=1")
     tmo = step.get("timeout", 600)  # scaled with the plan (plan.write)
+    mb = int(step.get("write_mb", 64))  # half of plan.verify_mb()
     err = b = None
     started = False
     try:
@@ -489,9 +490,9 @@ def run_second_guest(step, g, gdir, gplan):
             if not r["ok"]:
                 raise HostError(f"second guest: {r['step']}: {r.get('error', '?')}")
         both = counters.poller_stats()["pollers"]
-        b.run(f"({fio.format(n='second', o='0')} >$TMPDIR/second.log 2>&1; "
+        b.run(f"({fio.format(n='second', o='0', mb=mb)} >$TMPDIR/second.log 2>&1; "
               "echo $? >$TMPDIR/second.rc) >/dev/null 2>&1 &")
-        rc_a, out_a = g.run(fio.format(n="first", o="384M") + " --output-format=terse --terse-version=3"
+        rc_a, out_a = g.run(fio.format(n="first", o="384M", mb=mb) + " --output-format=terse --terse-version=3"
                             " >$TMPDIR/first.log 2>&1; rc=$?; tail -3 $TMPDIR/first.log; exit $rc", timeout=tmo)
         if rc_a:
             raise HostError(f"the first guest's fio verify failed while the second ran: {out_a[-300:]}")
@@ -528,7 +529,7 @@ def run_second_guest(step, g, gdir, gplan):
     if err:
         raise err
     return {"ok": True, "pollers": both,
-            "output": f"two guests wrote and verified 64 MiB each at once; host pollers {n0} -> {both} "
+            "output": f"two guests wrote and verified {mb} MiB each at once; host pollers {n0} -> {both} "
                       f"-> {left} after the second shut down"}
 
 
