@@ -5,7 +5,7 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--noise|--no-noise]
                  [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
-                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US]
+                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US] [--pin]
                  [--guest-kernel NAME|DIR] [--out DIR]
        matrix.py --report DIR
 
@@ -15,7 +15,11 @@ cells list again from its recorded steps, running nothing.
 --repeats N runs N interleaved rounds: each round runs every mode once, in
 turn; each figure is the median over rounds with its min and max, and a
 mode's ratio to baseline is the median of its per-round ratios to the
-baseline of the same round.
+baseline of the same round.  Each round starts one mode further on.
+
+--pin gives every guest the same placement: its vCPU N on the host's CPU
+N, its I/O threads (vhost workers, QEMU iothreads) on the host's last
+CPU, a one-job fio on the guest's vCPU 0.
 
 --fixed-ceiling US runs every polling mode a second time in each round as
 MODE@USus, with the spin ceiling fixed at US on both sides
@@ -71,6 +75,14 @@ def test_extra(t):
     if not t.get("thinktime_us"):
         return []
     return [f"--thinktime={t['thinktime_us']}", f"--thinktime_blocks={t.get('thinktime_blocks', 1)}"]
+
+
+def fio_cpus(t):
+    """--pin: fio's own CPUs in the guest: vCPU 0 for one job (where the
+    guest's vCPU 0 is pinned: plan.pin_step), one vCPU each for more."""
+    if t["numjobs"] == 1:
+        return ["--cpus_allowed=0"]
+    return ["--cpus_allowed_policy=split"]
 
 
 def follow(proc, path, cells):
@@ -238,7 +250,10 @@ def write_report(out, summary):
                 + (f", every polling mode also with its spin ceiling fixed at {summary['fixed_ceiling_us']} us "
                    f"on both sides (MODE@{summary['fixed_ceiling_us']}us, in the same rounds)"
                    if summary.get("fixed_ceiling_us") else "")
-                + f"{', baseline run twice per round (noise)' if noise else ''}\n\n"
+                + f"{', baseline run twice per round (noise)' if noise else ''}"
+                + (", each guest's vCPU N pinned to the host's CPU N, its I/O threads to the host's last CPU, "
+                   "one-job fio to the guest's vCPU 0 (--pin)" if summary.get("pinned") else "")
+                + ("; each round starts one mode further on" if summary.get("rotated") else "") + "\n\n"
                 f"Reproduce: `{' '.join(summary.get('argv', []))}`\n\n"
                 f"Each figure is the median over the rounds (n: rounds it rests on) with its "
                 f"min-max; 'vs base' is the median of the per-round ratios to the baseline of the "
@@ -285,24 +300,33 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     Interleaved rounds: round 1 runs every mode once, in turn, then round
     2 the same again, so that slow drift of this shared machine hits every
     mode alike and each mode pairs with the baseline of its own round.
+    Each round starts one mode further on (round 2 with the second mode,
+    baseline last but one...), so that no mode always runs first after
+    the host's setup or right after the same neighbour.
     With --noise (the profile's default) baseline runs a second time at
     the end of each round: baseline against baseline.  A --fixed-ceiling
     variant runs right after its mode; with variants, every guest sets the
     host's ceiling before it boots, the variant's or the run's (the module
     parameter is read at each spin window, so it changes between guests).
     """
-    run_modes = [x for m in mode_list for x in ([m, variants[m]] if m in variants else [m])]
+    groups = [[m, variants[m]] if m in variants else [m] for m in mode_list]
+    run_modes = [x for grp in groups for x in grp]
     base_of = {v: m for m, v in variants.items()}
     host_ceiling = next((t.split("=", 1)[1] for t in a.host_params.split()
                          if t.startswith("sqcq_spin_max_us=")), "auto")
     guests, guests_map = [], {}
     for r in range(1, repeats + 1):
-        for m in run_modes + ([R.NOISE] if noise else []):
+        k = (r - 1) % len(groups)
+        order = [x for grp in groups[k:] + groups[:k] for x in grp]
+        for m in order + ([R.NOISE] if noise else []):
             setup = "baseline" if m == R.NOISE else base_of.get(m, m)
             steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
                       "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
-                                         numjobs=t["numjobs"], runtime=runtime, extra=test_extra(t))}
+                                         numjobs=t["numjobs"], runtime=runtime,
+                                         extra=test_extra(t) + (fio_cpus(t) if a.pin else []))}
                      for t in tests]
+            if a.pin:
+                steps.insert(0, P.pin_step())
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
             name = f"r{r}-{m}"
             fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of else ""
@@ -341,6 +365,10 @@ def main():
     ap.add_argument("--vcpus", type=int, help="vCPUs (and request queues) of each nested guest "
                     "(default: bench/modes.toml [guest])")
     ap.add_argument("--host-vcpus", type=int, help="vCPUs of the host VM (vm role only; default 2)")
+    ap.add_argument("--pin", action="store_true",
+                    help="pin each guest's threads before its cells: vCPU N to the host's CPU N, the I/O "
+                    "threads (vhost workers, QEMU iothreads) to the host's last CPU, and a one-job fio to "
+                    "the guest's vCPU 0 (plan.pin_step): the same placement for every mode and round")
     ap.add_argument("--no-ceiling", action="store_true",
                     help="skip the host ceiling (fio in the host on the same backstore)")
     ap.add_argument("--no-retry", action="store_true",
@@ -465,7 +493,7 @@ def main():
     g0 = plan["guests"][0] if plan["guests"] else {}
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
                    runtime=runtime, role=summary.get("role", a.role), modes=run_modes, tests=names,
-                   variants=variants, fixed_ceiling_us=a.fixed_ceiling,
+                   variants=variants, fixed_ceiling_us=a.fixed_ceiling, pinned=a.pin, rotated=True,
                    noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"), guest_kernel=guest_release(),
                    host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
     summary["cells"] = R.result_cells(summary, run_modes, names, a.backstore)

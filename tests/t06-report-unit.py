@@ -328,7 +328,8 @@ class MatrixArgs(unittest.TestCase):
         a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host,qemu-iothread",
                                tests="randread-qd1-nj1", vcpus=None, host_vcpus=None, repeats=2,
                                runtime=None, noise=None, backstore=None, host_params="sqcq_steer=0",
-                               guest_params="sqcq_cq=1", allow_writes=False, role="auto", fixed_ceiling=1000)
+                               guest_params="sqcq_cq=1", allow_writes=False, role="auto", fixed_ceiling=1000,
+                               pin=False)
         md = P.load_modes()
         modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, md)
         self.assertEqual(variants, {"sqcq-host": "sqcq-host@1000us"})
@@ -337,6 +338,11 @@ class MatrixArgs(unittest.TestCase):
         self.assertEqual([g["name"] for g in guests][:5], ["r1-baseline", "r1-sqcq-host", "r1-sqcq-host@1000us",
                                                            "r1-qemu-iothread", "r1-" + RD.NOISE])
         self.assertEqual(where["r2-sqcq-host@1000us"], {"mode": "sqcq-host@1000us", "round": 2})
+        # round 2 starts one mode further on, a variant still right after
+        # its mode, the noise baseline last
+        self.assertEqual([g["name"] for g in guests][5:], ["r2-sqcq-host", "r2-sqcq-host@1000us",
+                                                           "r2-qemu-iothread", "r2-baseline", "r2-" + RD.NOISE])
+        self.assertFalse(any(st["name"] == "pin" for g in guests for st in g["steps"]))
         by = {g["name"]: g for g in guests}
         v, d = by["r1-sqcq-host@1000us"], by["r1-sqcq-host"]
         self.assertEqual(v["vhost_scsi_set"], {"sqcq_spin_max_us": "1000"})
@@ -350,6 +356,13 @@ class MatrixArgs(unittest.TestCase):
         a.fixed_ceiling = 500
         _, guests, _ = matrix.round_guests(a, md, modes, {"sqcq-host": "sqcq-host@500us"}, tests, runtime, 1, False)
         self.assertEqual([g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests], ["300", "300", "500", "300"])
+        # --pin: each guest pins its threads first; one-job fio on vCPU 0
+        a.pin = True
+        _, guests, _ = matrix.round_guests(a, md, modes, {}, tests, runtime, 1, False)
+        for g in guests:
+            names = [st["name"] for st in g["steps"]]
+            self.assertEqual(names[names.index("pin") + 1], "randread-qd1-nj1")
+            self.assertIn("--cpus_allowed=0", g["steps"][names.index("pin") + 1]["args"])
 
     def test_burst_cells_counted(self):
         # The bursty test's cells are measured cells like the others (the

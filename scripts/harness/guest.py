@@ -64,7 +64,9 @@ class Guest:
         self.dmesg = os.path.join(outdir, f"guest-dmesg{sfx}.txt")
         self.mon_path = self.sock_path[:-len(".sock")] + ".mon"
         self.argv = [
-            qemu, "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
+            # debug-threads: the vCPU threads are "CPU N/KVM" and the
+            # iothreads "IO ID" (plan.pin_step finds them by name).
+            qemu, "-name", f"{name.replace(',', '_')},debug-threads=on", "-enable-kvm", "-cpu", cpu, "-smp", str(smp),
             "-m", f"{mem_mb}M", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu", "-nodefaults", "-display", "none",
             "-serial", f"file:{self.console}",
             "-kernel", kernel, "-initrd", initrd,

@@ -602,6 +602,29 @@ def worker_steps(nq):
     return [dict(st, group="workers") for st in (start, place, _bg_wait("workers", "worker pinning"), idle)]
 
 
+def pin_step():
+    """Pin the guest's threads in the host (matrix.py --pin): vCPU N
+    ("CPU N/KVM": the guest's QEMU runs with debug-threads=on) to the
+    host's CPU N modulo its CPUs, the I/O threads (vhost workers
+    "vhost-PID", QEMU iothreads "IO ID") to the host's last CPU, where
+    the guest's last vCPU idles (a one-job fio runs on vCPU 0).  Left to
+    the scheduler, the worker and the vCPU running fio shared a CPU in
+    some guests and not in others, and a mode's IOPS moved by 2x from
+    one round to the next (docs/results.md).  Every vCPU and at least
+    one I/O thread must be found, or the step fails and says what it saw."""
+    return {"name": "pin", "type": "host", "expect_rc": 0, "timeout": 60, "cmd": (
+        "ncpu=$(nproc); io=$((ncpu - 1)); out=''; nv=0; ni=0; "
+        "for t in /proc/$QEMU_PID/task/*; do c=$(cat $t/comm 2>/dev/null) || continue; "
+        "case $c in 'CPU '*/*) n=${c#CPU }; n=${n%%/*}; cpu=$((n % ncpu)); nv=$((nv + 1)) ;; "
+        "vhost-*|'IO '*) cpu=$io; ni=$((ni + 1)) ;; *) continue ;; esac; "
+        "taskset -pc $cpu ${t##*/} >/dev/null || { echo \"taskset -pc $cpu ${t##*/} ($c) failed\"; exit 1; }; "
+        "out=\"$out, $c@$cpu\"; done; "
+        "smp=$(tr '\\0' '\\n' </proc/$QEMU_PID/cmdline | grep -A1 -x -- -smp | tail -1); smp=${smp%%,*}; "
+        "[ $nv -ge ${smp:-1} ] && [ $ni -ge 1 ] || "
+        "{ echo \"found $nv vCPU threads (-smp ${smp:-?}) and $ni I/O threads:${out#,}\"; exit 1; }; "
+        "echo \"pinned:${out#,}\"")}
+
+
 def fault_steps(kind):
     """The steps of _fault_steps(KIND), each marked "group": KIND."""
     return [dict(st, group=kind) for st in _fault_steps(kind)]
