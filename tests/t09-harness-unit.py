@@ -30,6 +30,7 @@
 # so often that it is still booting and how much CPU its QEMU used (the
 # host VM's watchdog sees this host alive), and times out at its bound.
 import contextlib
+import glob
 import io
 import json
 import os
@@ -109,7 +110,7 @@ tf_cases = [
     ("one-vCPU guest reset with no shutdown exit (a reset it asked for): a failure",
      "SQCQ-L2: up after 13.47s\nSQCQ-L2: up after 12.9s\n", ONE_VCPU_RESETS, False),
 ]
-print(f"1..{len(cases) + len(tf_cases) + 12}")
+print(f"1..{len(cases) + len(tf_cases) + 13}")
 fails = 0
 for i, (name, console, threads, env, *busy) in enumerate(cases, 1):
     g = FakeGuest(console, threads, *busy)
@@ -420,4 +421,42 @@ ok = (got[0] == (["--size=128M"], 64) and got[1] == (["--size=32M"], 16)
 fails += not ok
 print(f"{'ok' if ok else 'not ok'} {n + 5} - SQCQ_VERIFY_MB sizes the verified writes and the two guests' half, "
       "a bad value is refused" + ("" if ok else f": {got}"))
+
+# matrix.py --pin (plan.pin_step) on a real QEMU (Debian's, TCG, stopped
+# before its first instruction): vCPU N on CPU N, the iothread on the last
+# CPU; a QEMU with no I/O thread fails the step, saying what it found.
+def pinned(extra):
+    q = subprocess.Popen(["qemu-system-x86_64", "-name", "t09,debug-threads=on", "-accel", "tcg", "-smp", "2",
+                          "-m", "64", "-nodefaults", "-display", "none", "-S", "-L", "/usr/share/seabios",
+                          "-L", "/usr/share/qemu"] + extra, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            names = [open(t).read().strip() for t in glob.glob(f"/proc/{q.pid}/task/*/comm")]
+            if sum(n.startswith("CPU ") for n in names) == 2:
+                break
+            time.sleep(0.1)
+        p = subprocess.run(["bash", "-c", P.pin_step()["cmd"]], env=dict(os.environ, QEMU_PID=str(q.pid)),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+        aff = {}
+        for t in glob.glob(f"/proc/{q.pid}/task/*"):
+            aff[open(f"{t}/comm").read().strip()] = sorted(os.sched_getaffinity(int(t.rsplit("/", 1)[1])))
+        return p.returncode, p.stdout.strip(), aff
+    finally:
+        q.kill()
+        q.wait()
+
+
+last = os.cpu_count() - 1
+try:
+    rc1, out1, aff1 = pinned(["-object", "iothread,id=iot0"])
+    rc2, out2, _ = pinned([])
+    ok = (rc1 == 0 and aff1.get("CPU 0/TCG") == [0] and aff1.get("CPU 1/TCG") == [1 % (last + 1)]
+          and aff1.get("IO iot0") == [last] and rc2 != 0 and "found 2 vCPU threads" in out2
+          and "0 I/O threads" in out2)
+    detail = f"{rc1} {out1!r} {aff1} / {rc2} {out2!r}"
+except FileNotFoundError:
+    ok, detail = False, "no qemu-system-x86_64: install Debian's qemu-system-x86 (make deps)"
+fails += not ok
+print(f"{'ok' if ok else 'not ok'} {n + 6} - matrix --pin: a QEMU's vCPU N pinned to CPU N, its iothread to the "
+      "last CPU; with no I/O thread the step fails and says what it found" + ("" if ok else f": {detail}"))
 sys.exit(1 if fails else 0)
