@@ -29,6 +29,7 @@
 # a fresh checkout, gives back the same run.  And a silent boot says every
 # so often that it is still booting and how much CPU its QEMU used (the
 # host VM's watchdog sees this host alive), and times out at its bound.
+# And SQCQ_VERIFY_MB's sizes; and matrix --pin's step on a real (TCG) QEMU.
 import contextlib
 import glob
 import io
