@@ -347,9 +347,11 @@ def main():
         env.setdefault("SQCQ_TIMEOUT_SCALE", "3")
         # And a nested guest's boot twice that (6.5 min seen of 9).
         env.setdefault("SQCQ_BOOT_SCALE", "2")
-        # Verified writes of 32 MiB, not 128 (plan.verify_mb: t44 and t46
-        # ran past their limits at 13-20 LIO commands/s, 2026-12-04).
-        env.setdefault("SQCQ_VERIFY_MB", "32")
+        # Verified writes of 16 MiB, not 128 (plan.verify_mb: t44 and t46
+        # ran past their limits at 13-20 LIO commands/s, 2026-12-04; with
+        # 32, t44's two guests' 16 MiB each took 22 min and the test ran
+        # out of its 45 min in its teardown).
+        env.setdefault("SQCQ_VERIFY_MB", "16")
         env.setdefault("PLAN_TIMEOUT", "2700")
         with open(os.path.join(kdir, "config")) as f:
             conf = f.read()

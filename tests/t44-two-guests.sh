@@ -2,7 +2,7 @@
 # Description: two guests at once.  With the first guest's pollers
 # running, a second guest boots on its own vhost target and disk (same
 # mode, its own host poller); both write and verify (crc32c) 64 MiB at the
-# same time (half of SQCQ_VERIFY_MB: 16 MiB under make reliability).  The host must run one poller per device while both are up,
+# same time (half of SQCQ_VERIFY_MB: 8 MiB under make reliability).  The host must run one poller per device while both are up,
 # and only the first guest's once the second has shut down; the first
 # guest's earlier data must still verify and both kernels' logs stay clean.
 # Both pollers spin while I/O flows (spin_policy, tests/lib/vm.sh), so the

@@ -301,11 +301,11 @@ def fio_args(mode, modes, rw, bs="4k", iodepth=1, numjobs=1, runtime=10, size="5
 
 def verify_mb():
     """The verified writes' size in MiB: SQCQ_VERIFY_MB, 128 unless set.
-    Under 'make reliability' 32: on a slow machine the debug host VM
+    Under 'make reliability' 16: on a slow machine the debug host VM
     served about 13-20 LIO commands/s, so t46's 128 MiB ran past its
-    30 min and t44's writes would have needed an hour (2026-12-04, part 5
-    of results.md); KASAN, lockdep and kmemleak see the same code paths
-    in a quarter of the data."""
+    30 min and t44's writes would have needed an hour (2026-12-04, parts
+    5 and 6 of results.md); KASAN, lockdep and kmemleak see the same code
+    paths in an eighth of the data."""
     raw = os.environ.get("SQCQ_VERIFY_MB", "128")
     if not raw.isdigit() or not 8 <= int(raw) <= 128:
         sys.exit(f"SQCQ_VERIFY_MB={raw!r} is invalid: whole MiB from 8 to 128")
