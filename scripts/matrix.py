@@ -77,12 +77,13 @@ def test_extra(t):
     return [f"--thinktime={t['thinktime_us']}", f"--thinktime_blocks={t.get('thinktime_blocks', 1)}"]
 
 
-def fio_cpus(t):
+def fio_cpus(t, smp):
     """--pin: fio's own CPUs in the guest: vCPU 0 for one job (where the
-    guest's vCPU 0 is pinned: plan.pin_step), one vCPU each for more."""
+    guest's vCPU 0 is pinned: plan.pin_step), one vCPU each for more (fio
+    splits only a mask it was given)."""
     if t["numjobs"] == 1:
         return ["--cpus_allowed=0"]
-    return ["--cpus_allowed_policy=split"]
+    return [f"--cpus_allowed=0-{smp - 1}", "--cpus_allowed_policy=split"]
 
 
 def follow(proc, path, cells):
@@ -303,8 +304,9 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     Each round starts one mode further on (round 2 with the second mode,
     baseline last but one...), so that no mode always runs first after
     the host's setup or right after the same neighbour.
-    With --noise (the profile's default) baseline runs a second time at
-    the end of each round: baseline against baseline.  A --fixed-ceiling
+    With --noise (the profile's default) baseline runs a second time in
+    each round, half a round after the first: baseline against baseline
+    (right after it, the pair would see no drift).  A --fixed-ceiling
     variant runs right after its mode; with variants, every guest sets the
     host's ceiling before it boots, the variant's or the run's (the module
     parameter is read at each spin window, so it changes between guests).
@@ -314,16 +316,22 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     base_of = {v: m for m, v in variants.items()}
     host_ceiling = next((t.split("=", 1)[1] for t in a.host_params.split()
                          if t.startswith("sqcq_spin_max_us=")), "auto")
+    smp = a.vcpus or modes["guest"]["smp"]
     guests, guests_map = [], {}
     for r in range(1, repeats + 1):
         k = (r - 1) % len(groups)
         order = [x for grp in groups[k:] + groups[:k] for x in grp]
-        for m in order + ([R.NOISE] if noise else []):
+        if noise:
+            # the second baseline half a round after the first, in every
+            # round (right after it, it would measure no drift at all)
+            at = (order.index(R.REF) + (len(order) + 1) // 2) % len(order) + 1
+            order.insert(at, R.NOISE)
+        for m in order:
             setup = "baseline" if m == R.NOISE else base_of.get(m, m)
             steps = [{"name": test_name(t), "type": "fio", "measure": True, "timeout": runtime + 180,
                       "args": P.fio_args(setup, modes, t["rw"], bs=t["bs"], iodepth=t["iodepth"],
                                          numjobs=t["numjobs"], runtime=runtime,
-                                         extra=test_extra(t) + (fio_cpus(t) if a.pin else []))}
+                                         extra=test_extra(t) + (fio_cpus(t, smp) if a.pin else []))}
                      for t in tests]
             if a.pin:
                 steps.insert(0, P.pin_step())
@@ -374,7 +382,7 @@ def main():
     ap.add_argument("--no-retry", action="store_true",
                     help="do not run the modes a hung host VM left in a second host VM")
     ap.add_argument("--noise", dest="noise", action="store_true", default=None,
-                    help="run baseline a second time at the end of every round (baseline against "
+                    help="run baseline a second time in every round, half a round after the first (baseline against "
                     "baseline: the noise line); the profile says whether by default")
     ap.add_argument("--no-noise", dest="noise", action="store_false",
                     help="no second baseline run: the noise line uses the spread of baseline's rounds")
@@ -482,6 +490,11 @@ def main():
         retried = os.path.join(out, sub, "l1-boot-retries")
         if os.path.exists(retried):
             warnings.append(f"{open(retried).readline().strip()} ({sub}/l1-console.boot-crash.log)")
+            print(f"matrix: warning: {warnings[-1]}", flush=True)
+    for st in summary.get("steps", []):
+        if st["step"] == "pin" and not st.get("ok"):
+            warnings.append(f"{st['guest']}: its threads were not pinned ({st.get('error', 'failed')}): "
+                            "its cells ran where the scheduler put them")
             print(f"matrix: warning: {warnings[-1]}", flush=True)
     others = summary.get("host", {}).get("other_vms")
     if others:

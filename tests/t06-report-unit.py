@@ -336,12 +336,12 @@ class MatrixArgs(unittest.TestCase):
         run, guests, where = matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
         self.assertEqual(run, ["baseline", "sqcq-host", "sqcq-host@1000us", "qemu-iothread"])
         self.assertEqual([g["name"] for g in guests][:5], ["r1-baseline", "r1-sqcq-host", "r1-sqcq-host@1000us",
-                                                           "r1-qemu-iothread", "r1-" + RD.NOISE])
+                                                           "r1-" + RD.NOISE, "r1-qemu-iothread"])
         self.assertEqual(where["r2-sqcq-host@1000us"], {"mode": "sqcq-host@1000us", "round": 2})
         # round 2 starts one mode further on, a variant still right after
-        # its mode, the noise baseline last
+        # its mode; the noise baseline half a round after baseline in both
         self.assertEqual([g["name"] for g in guests][5:], ["r2-sqcq-host", "r2-sqcq-host@1000us",
-                                                           "r2-qemu-iothread", "r2-baseline", "r2-" + RD.NOISE])
+                                                           "r2-" + RD.NOISE, "r2-qemu-iothread", "r2-baseline"])
         self.assertFalse(any(st["name"] == "pin" for g in guests for st in g["steps"]))
         by = {g["name"]: g for g in guests}
         v, d = by["r1-sqcq-host@1000us"], by["r1-sqcq-host"]
@@ -363,6 +363,8 @@ class MatrixArgs(unittest.TestCase):
             names = [st["name"] for st in g["steps"]]
             self.assertEqual(names[names.index("pin") + 1], "randread-qd1-nj1")
             self.assertIn("--cpus_allowed=0", g["steps"][names.index("pin") + 1]["args"])
+            self.assertTrue(g["steps"][names.index("pin")].get("setup"))  # again on every boot
+        self.assertEqual(matrix.fio_cpus({"numjobs": 4}, 2), ["--cpus_allowed=0-1", "--cpus_allowed_policy=split"])
 
     def test_burst_cells_counted(self):
         # The bursty test's cells are measured cells like the others (the

@@ -403,7 +403,7 @@ fails += not ok
 print(f"{'ok' if ok else 'not ok'} {n + 4} - a silent boot logs its progress every interval and fails at its bound"
       + ("" if ok else f": {never!r} {never_log} / {late!r} {late_log}"))
 
-# SQCQ_VERIFY_MB (32 under 'make reliability'): the verified writes' size
+# SQCQ_VERIFY_MB (16 under 'make reliability'): the verified writes' size
 # reaches fio and the two-guests step (half each); a bad value is refused.
 import mkplan  # noqa: E402
 got = []

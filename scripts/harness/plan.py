@@ -606,17 +606,19 @@ def pin_step():
     """Pin the guest's threads in the host (matrix.py --pin): vCPU N
     ("CPU N/KVM": the guest's QEMU runs with debug-threads=on) to the
     host's CPU N modulo its CPUs, the I/O threads (vhost workers
-    "vhost-PID", QEMU iothreads "IO ID") to the host's last CPU, where
-    the guest's last vCPU idles (a one-job fio runs on vCPU 0).  Left to
+    "vhost-PID", QEMU iothreads "IO ID", and the peers' thread-pool
+    "worker"s, which aio=threads uses on a file) to the host's last CPU,
+    where the guest's last vCPU idles (a one-job fio runs on vCPU 0).
+    A setup step: it runs again on each boot of the guest.  Left to
     the scheduler, the worker and the vCPU running fio shared a CPU in
     some guests and not in others, and a mode's IOPS moved by 2x from
     one round to the next (docs/results.md).  Every vCPU and at least
     one I/O thread must be found, or the step fails and says what it saw."""
-    return {"name": "pin", "type": "host", "expect_rc": 0, "timeout": 60, "cmd": (
+    return {"name": "pin", "type": "host", "expect_rc": 0, "timeout": 60, "setup": True, "cmd": (
         "ncpu=$(nproc); io=$((ncpu - 1)); out=''; nv=0; ni=0; "
         "for t in /proc/$QEMU_PID/task/*; do c=$(cat $t/comm 2>/dev/null) || continue; "
         "case $c in 'CPU '*/*) n=${c#CPU }; n=${n%%/*}; cpu=$((n % ncpu)); nv=$((nv + 1)) ;; "
-        "vhost-*|'IO '*) cpu=$io; ni=$((ni + 1)) ;; *) continue ;; esac; "
+        "vhost-*|'IO '*) cpu=$io; ni=$((ni + 1)) ;; worker) cpu=$io ;; *) continue ;; esac; "
         "taskset -pc $cpu ${t##*/} >/dev/null || { echo \"taskset -pc $cpu ${t##*/} ($c) failed\"; exit 1; }; "
         "out=\"$out, $c@$cpu\"; done; "
         "smp=$(tr '\\0' '\\n' </proc/$QEMU_PID/cmdline | grep -A1 -x -- -smp | tail -1); smp=${smp%%,*}; "
