@@ -160,7 +160,9 @@ class Host:
         # (each command's timeout scaled by plan.write: creating the 1 GB
         # fileio backstore on tmpfs took over 120 s on the debug host VM,
         # 2026-12-01 03:29)
-        tmo = self.plan.get("lio", {}).get("timeout", 120) * len(cmds)
+        global LIO_TIMEOUT
+        LIO_TIMEOUT = self.plan.get("lio", {}).get("timeout", 120)
+        tmo = LIO_TIMEOUT * len(cmds)
         self.sh(" ".join([shlex.quote(sys.executable), shlex.quote(TARGETCLI_BATCH)]
                          + [shlex.quote(c) for c in cmds]), timeout=tmo)
 
@@ -422,12 +424,19 @@ def run_reboot(g, gdir, gplan):
                       f"host pollers {before} -> {after}"}
 
 
+# Each targetcli command's limit: the plan's (scaled by plan.write with
+# SQCQ_TIMEOUT_SCALE; set by Host when it reads the plan).  The second
+# guest's target creation on the debug host VM took over 120 s (t44,
+# 2026-12-04 19:40).
+LIO_TIMEOUT = 120
+
+
 def lio(cmd):
     try:
         p = subprocess.run(f"targetcli {cmd}", shell=True, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=120)
+                           stderr=subprocess.STDOUT, text=True, timeout=LIO_TIMEOUT)
     except subprocess.TimeoutExpired:
-        raise HostError(f"targetcli {cmd}: no answer in 120 s") from None
+        raise HostError(f"targetcli {cmd}: no answer in {LIO_TIMEOUT} s") from None
     if p.returncode:
         raise HostError(f"targetcli {cmd}: {' '.join(p.stdout.split())[-200:]}")
 
