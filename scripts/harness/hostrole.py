@@ -40,7 +40,9 @@ def rc_ok(rc, expect):
 
 class Host:
     def __init__(self, plan, out, role):
+        global LIO_TIMEOUT
         self.plan = plan
+        LIO_TIMEOUT = plan.get("lio", {}).get("timeout", 120)
         self.out = out
         self.role = role
         self.log_path = os.path.join(out, "host-commands.log")
@@ -160,8 +162,6 @@ class Host:
         # (each command's timeout scaled by plan.write: creating the 1 GB
         # fileio backstore on tmpfs took over 120 s on the debug host VM,
         # 2026-12-01 03:29)
-        global LIO_TIMEOUT
-        LIO_TIMEOUT = self.plan.get("lio", {}).get("timeout", 120)
         tmo = LIO_TIMEOUT * len(cmds)
         self.sh(" ".join([shlex.quote(sys.executable), shlex.quote(TARGETCLI_BATCH)]
                          + [shlex.quote(c) for c in cmds]), timeout=tmo)
@@ -425,7 +425,7 @@ def run_reboot(g, gdir, gplan):
 
 
 # Each targetcli command's limit: the plan's (scaled by plan.write with
-# SQCQ_TIMEOUT_SCALE; set by Host when it reads the plan).  The second
+# SQCQ_TIMEOUT_SCALE; set by Host.__init__ from the plan).  The second
 # guest's target creation on the debug host VM took over 120 s (t44,
 # 2026-12-04 19:40).
 LIO_TIMEOUT = 120

@@ -612,11 +612,12 @@ def pin_step():
     "vhost-PID", QEMU iothreads "IO ID", and the peers' thread-pool
     "worker"s, which aio=threads uses on a file) to the host's last CPU,
     where the guest's last vCPU idles (a one-job fio runs on vCPU 0).
-    A setup step: it runs again on each boot of the guest.  Left to
-    the scheduler, the worker and the vCPU running fio shared a CPU in
-    some guests and not in others, and a mode's IOPS moved by 2x from
-    one round to the next (docs/results.md).  Every vCPU and at least
-    one I/O thread must be found, or the step fails and says what it saw."""
+    A setup step: it runs again on each boot of the guest.  It removes
+    one variable (where the scheduler puts the worker), not the noise
+    of this emulated machine: pinned, baseline against baseline still
+    moved 0.97-2.06x per round (docs/results.md, "The measuring stick").
+    Every vCPU and at least one I/O thread must be found, or the step
+    fails and says what it saw."""
     return {"name": "pin", "type": "host", "expect_rc": 0, "timeout": 60, "setup": True, "cmd": (
         "ncpu=$(nproc); io=$((ncpu - 1)); out=''; nv=0; ni=0; "
         "for t in /proc/$QEMU_PID/task/*; do c=$(cat $t/comm 2>/dev/null) || continue; "
