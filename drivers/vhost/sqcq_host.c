@@ -18,7 +18,8 @@
  * announces NEED_WAKEUP with vhost_enable_notify() and its re-check, and
  * returns; the next kick runs it again.  A policy that predicts that a
  * spin would not catch the next request gives a budget of zero: the kick
- * work then behaves as upstream's.
+ * work then runs upstream's handler, and only learns the gap and the
+ * sleep's cost (sqcq_inline()).
  *
  * Placement is the worker's: one worker per device (the default) polls
  * all its vqs in turn, on one CPU at most; with a worker per vq
@@ -372,9 +373,72 @@ static void sqcq_sleep(struct vhost_sqcq_vq *sv, bool need_wakeup)
 	sv->deadline = 0;
 	sv->asleep = true;
 	sqcq_set_busy_cpu(sv, -1);
-	if (need_wakeup)
+	if (need_wakeup && sv->spun)
 		WRITE_ONCE(sv->sleeps, sv->sleeps + 1);
 	sqcq_transition(sv, ktime_get_mono_fast_ns(), &sv->busy_ns);
+}
+
+/*
+ * Requests found on a ring that had run empty: learn the gap, only on that
+ * empty->work transition.  After a sleep the request came with its kick:
+ * the gap ends there, not after the wakeup (which would add the sleep's
+ * own cost to every gap, and with the measured ceiling make each one too
+ * long to spin for).
+ */
+static void sqcq_work_found(struct vhost_sqcq_vq *sv)
+{
+	if (sv->empty_since) {
+		u64 at = sv->kicked_at ?: ktime_get_mono_fast_ns();
+
+		sqcq_policy_sample(&sv->policy, &sv->params,
+				   at > sv->empty_since ? at - sv->empty_since : 0);
+	}
+	sv->empty_since = 0;
+	sv->kicked_at = 0;
+}
+
+/*
+ * A kick when the policy would not spin: service the ring as upstream's
+ * kick handler does, in one pass that re-enables notifications at empty
+ * and re-checks, and nothing of the poll around it (no second look at the
+ * ring, no NEED_WAKEUP of our own, no yield, no steering).  The gap the
+ * kick ended and the sleep it cost are learnt all the same, so windows
+ * open again when requests come closer.
+ */
+static void sqcq_inline(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
+			struct vhost_virtqueue *vq)
+{
+	int n;
+
+	WRITE_ONCE(sv->inline_kicks, sv->inline_kicks + 1);
+	n = sd->ops->service(vq, false);
+	/*
+	 * A kick stamped since this run took its own came while the handler
+	 * was at work, nearly always before it re-enabled notifications: it
+	 * ends no gap, and its wakeup is this run (as the poll clears the
+	 * stamp before arming).  One that came in the few instructions after
+	 * the handler's re-check loses its stamp: its run learns no cost, and
+	 * a gap that ends at its wakeup instead of its kick.
+	 */
+	atomic64_set(&sv->kick_ns, 0);
+	if (n > 0)
+		sqcq_work_found(sv);
+	sv->kicked_at = 0;	/* (a kick that brought nothing ends no gap) */
+	if (n >= vq->dev->weight) {
+		/*
+		 * Past the weight (vhost_exceeds_weight(), the only exit with
+		 * n == weight): the handler left notifications disabled with
+		 * requests on the ring and queued this work again.  That run
+		 * is no wakeup: it polls on, as after a yield.
+		 */
+		sv->notify_off = true;
+		sv->requeued = true;
+		return;
+	}
+	/* The ring is empty, notifications are on: a gap opens (or goes on). */
+	if (n > 0 || !sv->empty_since)
+		sv->empty_since = ktime_get_mono_fast_ns();
+	sqcq_sleep(sv, false);
 }
 
 /* Other work is queued on our worker: run it, then resume with no kick. */
@@ -434,6 +498,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 {
 	unsigned int batches = 0;
 	u64 now, budget, kick;
+	bool woken = sv->asleep;
 	int n;
 
 	if (!sv->requeued)
@@ -444,7 +509,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	sv->worker = rcu_access_pointer(vq->worker);
 	if (!sv->t_transition)
 		sv->t_transition = ktime_get_mono_fast_ns();
-	if (sv->asleep) {
+	if (woken) {
 		sv->asleep = false;
 		WRITE_ONCE(sv->wakeups, sv->wakeups + 1);
 		now = ktime_get_mono_fast_ns();
@@ -456,6 +521,10 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			sv->kicked_at = kick;
 		}
 		sqcq_transition(sv, now, &sv->idle_ns);
+		if (!sqcq_window_budget(sv)) {
+			sqcq_inline(sd, sv, vq);
+			return;
+		}
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
 
@@ -465,7 +534,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			n = 0;
 		} else {
 			sv->steer = sqcq_steers_now(sv);
-			n = sd->ops->service(vq);
+			n = sd->ops->service(vq, true);
 			/* It disabled notifications, unless it had no backend. */
 			if (n != -ENODEV)
 				sv->notify_off = true;
@@ -480,22 +549,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		if (n) {
 			WRITE_ONCE(sv->work, sv->work + n);
-			/*
-			 * The clock only on an empty->work transition.  After
-			 * a sleep the request came with its kick: the gap
-			 * ends there, not after the wakeup (which would add
-			 * the sleep's own cost to every gap, and with the
-			 * measured ceiling make each one too long to spin for).
-			 */
-			if (sv->empty_since) {
-				u64 at = sv->kicked_at ?: ktime_get_mono_fast_ns();
-
-				sqcq_policy_sample(&sv->policy, &sv->params,
-						   at > sv->empty_since ?
-						   at - sv->empty_since : 0);
-			}
-			sv->empty_since = 0;
-			sv->kicked_at = 0;
+			sqcq_work_found(sv);
 			sv->deadline = 0;
 			/*
 			 * Give the worker loop its turn now and then, for

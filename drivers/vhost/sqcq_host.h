@@ -41,9 +41,9 @@ struct vhost_virtqueue;
  * @work: requests serviced by the poll
  * @kicks: runs started by a guest kick while polled
  * @wakeups: of those, kicks after NEED_WAKEUP
- * @inline_kicks: spin windows the policy gave no budget (the run then
- *	behaves as upstream's kick handler)
- * @sleeps: spins that ended with NEED_WAKEUP
+ * @inline_kicks: spin windows the policy gave no budget; a kick that
+ *	finds none is serviced as upstream's kick handler does (sqcq_inline())
+ * @sleeps: spin windows with a budget that ended with NEED_WAKEUP
  * @empty_polls: emptiness peeks that found nothing
  * @yields: runs that stopped for other work on the worker and requeued
  * @contended: spins ended because another task was runnable on the CPU
@@ -53,7 +53,7 @@ struct vhost_virtqueue;
  * @kicked_at: the kick that woke this run, for the gap it ends (0: none)
  * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
- *	paid: caught / (caught + sleeps + contended))
+ *	paid: caught / (caught + sleeps); a contended window is a sleep)
  * @steer: the commands of the current service may be steered (decided
  *	before it, vhost_sqcq_steer_cpu())
  * @steered: commands given TARGET_SCF_USE_CPUID with another CPU (LIO
@@ -80,16 +80,21 @@ struct vhost_sqcq_vq {
 
 /**
  * struct vhost_sqcq_ops - what polling needs from the device
- * @service: handle the requests on @vq, taking vq->mutex, and leave guest
- *	notifications disabled when the ring runs empty.  Return the number
- *	handled, or a negative errno when the vq cannot be serviced now (no
- *	backend, or a broken ring: wait for the next kick).
+ * @service: handle the requests on @vq, taking vq->mutex.  With @polled,
+ *	leave guest notifications disabled when the ring runs empty; return
+ *	the number handled, or a negative errno when the vq cannot be
+ *	serviced now (no backend, or a broken ring: wait for the next kick).
+ *	Without, do exactly what the device's own kick handler does (enable
+ *	them at empty and re-check; past dev->weight, requeue the kick work
+ *	with them disabled); return the handler's count of passes (requests
+ *	and retries, dev->weight exactly when it requeued), or -ENODEV with
+ *	no backend.
  * @vq_state: the vhost_sqcq_vq embedded with @vq
  * @other_work: is other work of the device queued on @vq's worker and not
  *	run yet, also work the worker already took off its list?
  */
 struct vhost_sqcq_ops {
-	int (*service)(struct vhost_virtqueue *vq);
+	int (*service)(struct vhost_virtqueue *vq, bool polled);
 	struct vhost_sqcq_vq *(*vq_state)(struct vhost_virtqueue *vq);
 	bool (*other_work)(struct vhost_virtqueue *vq);
 };
