@@ -231,7 +231,10 @@ static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 	return (u32)t;
 }
 
-/* Move the budget towards @target: at most x2 up, /2 down per step. */
+/*
+ * Move the budget towards @target: at most x2 up, /2 down per step, and
+ * down to @target at once from below SQCQ_GROW_START_NS.
+ */
 static inline void sqcq_policy_move(struct sqcq_policy *p,
 				    const struct sqcq_policy_params *c,
 				    u32 target)
@@ -246,6 +249,15 @@ static inline void sqcq_policy_move(struct sqcq_policy *p,
 		b = grown < target ? (u32)grown : target;
 	} else if (target < b) {
 		b = b / 2 > target ? b / 2 : target;
+		/*
+		 * A budget halved below its first step is a window that
+		 * catches nothing a sleep would not, and still costs a polled
+		 * pass: straight to the target (KVM's halt polling drops
+		 * such a window to 0).  Halving alone took ten more gaps to
+		 * get from 1 us to 0, and opened a window at each.
+		 */
+		if (b < SQCQ_GROW_START_NS)
+			b = target;
 	}
 	p->budget_ns = b;
 }

@@ -112,6 +112,33 @@ static void test_shrink_after_idle(void)
 	      "busy again: spinning resumes after %d short gaps", steps);
 }
 
+/*
+ * A budget that decays towards a target of 0 stops opening windows once
+ * it is under a budget's first step, as KVM's halt polling drops a
+ * shrunk window below grow_start to 0.  Halving alone went 1.5 us, 750,
+ * 375, ... ns: ten more windows that caught nothing (at QD1 on the
+ * 2-CPU host VM, 4 in 10 kicks took the polled path for them, 2026-12-05).
+ */
+static void test_decayed_window(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+
+	sqcq_params_set(&c, 0, 100);	/* the default floor: 0 */
+	sqcq_policy_init(&p, &c);
+	p.ema_ns = (u64)c.spin_max_ns * 2;	/* the gaps are misses */
+	p.budget_ns = 3 * SQCQ_GROW_START_NS / 2;
+	sqcq_policy_sample(&p, &c, (u64)c.spin_max_ns * 4);
+	CHECK(p.budget_ns == 0 && !sqcq_policy_spins(&p, &c) &&
+	      !sqcq_policy_window(&p, &c, 1000000),
+	      "a budget halved below its first step drops to the floor: no window (budget %u ns)",
+	      p.budget_ns);
+	p.budget_ns = 4 * SQCQ_GROW_START_NS;
+	sqcq_policy_sample(&p, &c, (u64)c.spin_max_ns * 4);
+	CHECK(p.budget_ns == 2 * SQCQ_GROW_START_NS,
+	      "above it, halving as before (budget %u ns)", p.budget_ns);
+}
+
 static void test_gradual(void)
 {
 	struct sqcq_policy p;
@@ -610,6 +637,7 @@ int main(void)
 	test_convergence();
 	test_long_gap_no_spin();
 	test_shrink_after_idle();
+	test_decayed_window();
 	test_gradual();
 	test_contended();
 	test_contended_floor0();
