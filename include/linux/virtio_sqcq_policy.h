@@ -16,7 +16,9 @@
  * next request and would only take CPU from the vCPUs and the backend, so
  * the budget drops to spin_min: the poller then sleeps almost at once and
  * the device behaves as without polling.  Like KVM's halt polling, the
- * budget moves gradually: at most doubling or halving per sample.
+ * budget moves gradually: at most doubling or halving per sample, and a
+ * budget halved below its first step (SQCQ_GROW_START_NS) drops to the
+ * target at once.
  *
  * The ceiling is configured, or measured (sqcq_policy_ceiling()): what a
  * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).  Each
