@@ -133,10 +133,20 @@ static void test_decayed_window(void)
 	      !sqcq_policy_window(&p, &c, 1000000),
 	      "a budget halved below its first step drops to the floor: no window (budget %u ns)",
 	      p.budget_ns);
-	p.budget_ns = 4 * SQCQ_GROW_START_NS;
+	p.budget_ns = 2 * SQCQ_GROW_START_NS;
 	sqcq_policy_sample(&p, &c, (u64)c.spin_max_ns * 4);
-	CHECK(p.budget_ns == 2 * SQCQ_GROW_START_NS,
-	      "above it, halving as before (budget %u ns)", p.budget_ns);
+	CHECK(p.budget_ns == SQCQ_GROW_START_NS && sqcq_policy_steers(&p, &c, 1000000),
+	      "halved to its first step exactly, it stays a window (budget %u ns)", p.budget_ns);
+	p.budget_ns = 2 * SQCQ_GROW_START_NS - 1;
+	sqcq_policy_sample(&p, &c, (u64)c.spin_max_ns * 4);
+	CHECK(p.budget_ns == 0, "halved to just under it, no window (budget %u ns)", p.budget_ns);
+	/* A target under 1 us (sub-microsecond gaps): the budget lands on it. */
+	p.hit = SQCQ_HIT_ONE;
+	p.ema_ns = 300;
+	p.budget_ns = 3 * SQCQ_GROW_START_NS / 2;
+	sqcq_policy_sample(&p, &c, 300);
+	CHECK(p.budget_ns == 600, "a target of 600 ns: the budget drops onto it, not to 750 (%u ns)",
+	      p.budget_ns);
 }
 
 static void test_gradual(void)
@@ -439,7 +449,7 @@ static void test_steers(void)
 	CHECK(sqcq_policy_steers(&p, &c, 1000000), "a 200 us window: steering");
 	p.budget_ns = SQCQ_GROW_START_NS - 1;
 	CHECK(!sqcq_policy_steers(&p, &c, 1000000),
-	      "a window under a budget's first step (decayed): no steering");
+	      "a window under a budget's first step (contended): no steering");
 	p.budget_ns = SQCQ_GROW_START_NS;
 	CHECK(sqcq_policy_steers(&p, &c, 1000000), "a window of a budget's first step: steering");
 	p.budget_ns = 200000;
