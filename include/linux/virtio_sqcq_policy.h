@@ -18,7 +18,9 @@
  * the device behaves as without polling.  Like KVM's halt polling, the
  * budget moves gradually: at most doubling or halving per sample, and a
  * budget halved below its first step (SQCQ_GROW_START_NS) drops to the
- * target at once.
+ * target at once.  When the EMA says spinning does not pay at all, the
+ * budget drops to the floor at once (QEMU's default poll-shrink): the EMA
+ * has smoothed that verdict already.
  *
  * The ceiling is configured, or measured (sqcq_policy_ceiling()): what a
  * sleep costs here, learnt on each wakeup (sqcq_policy_cost()).  Each
@@ -234,8 +236,9 @@ static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 }
 
 /*
- * Move the budget towards @target: at most x2 up, /2 down per step, and
- * down to @target at once from below SQCQ_GROW_START_NS.
+ * Move the budget towards @target: at most x2 up, /2 down per step; down
+ * to @target at once when it is the floor, or from below
+ * SQCQ_GROW_START_NS.
  */
 static inline void sqcq_policy_move(struct sqcq_policy *p,
 				    const struct sqcq_policy_params *c,
@@ -249,6 +252,18 @@ static inline void sqcq_policy_move(struct sqcq_policy *p,
 		if (grown < c->spin_min_ns)
 			grown = c->spin_min_ns;
 		b = grown < target ? (u32)grown : target;
+	} else if (target == c->spin_min_ns) {
+		/*
+		 * Spinning is predicted not to pay (sqcq_policy_target()).
+		 * The EMA has already smoothed that verdict (one long gap
+		 * moves it by 1/2^weight_shift, never to the floor alone),
+		 * so halving on top of it only spends windows on gaps that
+		 * are known to be too long, about ten of them from a 1 ms
+		 * budget.  QEMU's AioContext polling does the same with its
+		 * default poll-shrink of 0: a block beyond poll-max-ns resets
+		 * the window.
+		 */
+		b = target;
 	} else if (target < b) {
 		b = b / 2 > target ? b / 2 : target;
 		/*
@@ -340,16 +355,20 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
  * Another task was runnable on the poller's CPU (a vCPU, the backend):
  * spinning would take CPU from it, so the window has ended.  The budget
  * drops to a quarter (SQCQ_CONTENDED_SHIFT), faster than short gaps grow
- * it (x2 each): on a CPU contended at every window it stays within a
- * microsecond or two of the floor, so each window ends at its first
- * check and the device runs on notifications; after one passing task
- * (LIO's completion kworker, a timer) it is back within two short gaps.
+ * it (x2 each), and to the floor from under a budget's first step: on a
+ * CPU contended at every window it stays within a microsecond or two of
+ * the floor, so each window ends at its first check and the device runs
+ * on notifications; after one passing task (LIO's completion kworker, a
+ * timer) it is back within two short gaps.
  */
 static inline void sqcq_policy_contended(struct sqcq_policy *p,
 					 const struct sqcq_policy_params *c)
 {
 	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
 
+	/* Under a budget's first step: the floor (sqcq_policy_move()). */
+	if (b < SQCQ_GROW_START_NS)
+		b = 0;
 	p->budget_ns = b > c->spin_min_ns ? b : c->spin_min_ns;
 }
 
