@@ -271,6 +271,14 @@ def write_report(out, summary):
                 f"{R.test_tables_markdown(summary, mode_list + ([R.NOISE] if noise else []), names)}")
         for w in summary.get("warnings", []):
             f.write(f"\n**Warning**: {w}.\n")
+        budgets = R.budget_markdown(summary, mode_list, names)
+        if budgets:
+            f.write("\n## Spin budgets per cell\n\n"
+                    "What the pollers ended each cell with, median [min-max] over rounds: the budget "
+                    "(the largest of the device's queues), the window it would open (capped by the "
+                    "ceiling and the idle timeout; 0: the poller sleeps at once), the measured cost of "
+                    "a sleep's timed half (the `auto` ceiling is twice it) and the share of windows "
+                    "that caught work.  SQ: the host's pollers; CQ: the guest's.\n\n" + budgets + "\n")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
         f.write("\n## Ratios to baseline beside the proposal's\n\n"

@@ -204,6 +204,39 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
     return "\n".join(out)
 
 
+# The compact per-cell table of what the pollers settled on.
+BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
+           ("sq_caught", "SQ caught"), ("cq_budget_us", "CQ budget us"), ("cq_window_us", "CQ window us"),
+           ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught")]
+
+
+def budget_markdown(summary, modes, tests):
+    """One row per test x polling mode: the spin budget each side ended
+    with, the window it would open, the measured sleep cost and the share
+    of windows that caught work, median [min-max] over rounds; empty when
+    no cell ran a poller."""
+    samp = RD.samples(summary)
+    out = []
+    for t in tests:
+        for m in modes:
+            s = RD.stats(samp, t, m, value) if (t, m) in samp else None
+            if not s or s["status"] != "ok":
+                continue
+            figs = [s["fig"][f] for f, _ in BUDGETS]
+            if all(v is None for v in figs):
+                continue
+            txt = []
+            for (f, _), v in zip(BUDGETS, figs):
+                fmt = "{:.2f}" if f.endswith("caught") else "{:,.0f}"
+                txt.append("-" if v is None else fmt.format(v[0])
+                           + (f" [{fmt.format(v[1])}-{fmt.format(v[2])}]" if v[1] != v[2] else ""))
+            out.append(f"| {t} | {m} | " + " | ".join(txt) + " |")
+    if not out:
+        return ""
+    return "\n".join(["| test | mode | " + " | ".join(lab for _, lab in BUDGETS) + " |",
+                      "|---|---|" + "---:|" * len(BUDGETS)] + out)
+
+
 def idle_lines(summary):
     """'guest: poller CPU x% (n pollers)' for each guest's idle step."""
     out = []
