@@ -5,7 +5,7 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--noise|--no-noise]
                  [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
-                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US] [--pin]
+                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US] [--host-ab US] [--pin]
                  [--guest-kernel NAME|DIR] [--out DIR]
        matrix.py --report DIR
 
@@ -27,6 +27,16 @@ MODE@USus, with the spin ceiling fixed at US on both sides
 virtio_sqcq), against the default policy in the same rounds: the
 'untuned' lines say how close each default cell came to the better of
 baseline and the fixed ceiling.
+
+--host-ab US runs each test of every mode with a host poller twice in the
+same guest, back to back: once with the host's ceiling as the run sets
+it (auto, or --host-params), once with it at US (MODE@hostUSus; the
+module parameter is read at each spin window).  Which goes first
+alternates from test to test and round to round.  The pair is seconds
+apart in one guest, so neither a guest's boot nor the machine's drift
+between guests (minutes apart) comes between them; the 'in-guest A/B'
+lines give MODE over MODE@hostUSus per round.  --host-ab 0 is the policy
+against no host spinning at all (every kick runs upstream's handler).
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1), with -burst when
@@ -203,6 +213,16 @@ def check_args(a, matrix, modes):
         variants = {m: f"{m}@{a.fixed_ceiling}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
         if not variants:
             sys.exit(f"matrix: --fixed-ceiling: none of the modes {','.join(mode_list)} polls")
+    host_ab = getattr(a, "host_ab", None)
+    if host_ab is not None:
+        if a.fixed_ceiling is not None:
+            sys.exit("matrix: --host-ab and --fixed-ceiling both add a variant of each polling mode: "
+                     "give one or the other")
+        if not 0 <= host_ab <= P.SPIN_MAX_US_LIMIT:
+            sys.exit(f"matrix: --host-ab {host_ab} out of range (0..{P.SPIN_MAX_US_LIMIT} us)")
+        variants = {m: f"{m}@host{host_ab}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
+        if not variants:
+            sys.exit(f"matrix: --host-ab: none of the modes {','.join(mode_list)} has a host poller")
     if a.allow_writes and kind != "block":
         sys.exit("matrix: --allow-writes is for --backstore block:/dev/X only")
     for m in mode_list:
@@ -229,7 +249,8 @@ def write_report(out, summary):
     summary.json (matrix.py --report DIR renders an earlier run again)."""
     mode_list, names, noise = summary["modes"], summary["tests"], summary.get("noise")
     rows = R.table(summary, mode_list, names)
-    verdicts = R.verdict_lines(summary, mode_list, names) + R.untuned_lines(summary, names)
+    verdicts = (R.verdict_lines(summary, mode_list, names) + R.untuned_lines(summary, names)
+                + R.ab_lines(summary, names))
     idle = R.idle_lines(summary)
     with open(os.path.join(P.TOP, "bench", "anchors.toml"), "rb") as f:
         anchors = tomllib.load(f)
@@ -251,6 +272,9 @@ def write_report(out, summary):
                 + (f", every polling mode also with its spin ceiling fixed at {summary['fixed_ceiling_us']} us "
                    f"on both sides (MODE@{summary['fixed_ceiling_us']}us, in the same rounds)"
                    if summary.get("fixed_ceiling_us") else "")
+                + (f", every mode with a host poller also ran each test with the host's ceiling at "
+                   f"{summary['host_ab_us']} us in the same guest, back to back, which first alternating "
+                   f"(MODE@host{summary['host_ab_us']}us)" if summary.get("host_ab_us") is not None else "")
                 + f"{', baseline run twice per round (noise)' if noise else ''}"
                 + (", each guest's vCPU N pinned to the host's CPU N, its I/O threads to the host's last CPU, "
                    "one-job fio to the guest's vCPU 0 (--pin)" if summary.get("pinned") else "")
@@ -302,6 +326,28 @@ def write_report(out, summary):
     print(f"\nreport: {out}/report.md")
 
 
+def host_ceiling_step(value, tag):
+    """A host step setting vhost_scsi's spin ceiling (read at each window)."""
+    return {"name": f"host-ceiling-{value}-{tag}", "type": "host", "expect_rc": 0, "timeout": 30,
+            "cmd": f"echo {value} > /sys/module/vhost_scsi/parameters/sqcq_spin_max_us"}
+
+
+def ab_steps(steps, ceiling, ab_us, rnd):
+    """--host-ab: each fio step twice, back to back, once at the run's host
+    ceiling (CEILING) and once at AB_US (the step named TEST@hostUSus,
+    rounds.samples() files it under MODE@hostUSus); the arm that goes
+    first alternates per test and per round, and the run's ceiling is set
+    again after the last."""
+    out = []
+    for i, st in enumerate(steps):
+        arms = [(ceiling, st), (str(ab_us), dict(st, name=f"{st['name']}@host{ab_us}us"))]
+        if (rnd + i) % 2 == 0:
+            arms.reverse()
+        for value, fio in arms:
+            out += [host_ceiling_step(value, i), fio]
+    return out + [host_ceiling_step(ceiling, "end")]
+
+
 def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     """The plan's guests: (the modes in run order, the guests, {guest:
     {mode, round}}).
@@ -319,8 +365,12 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     host's ceiling before it boots, the variant's or the run's (the module
     parameter is read at each spin window, so it changes between guests).
     """
+    host_ab = getattr(a, "host_ab", None)
     groups = [[m, variants[m]] if m in variants else [m] for m in mode_list]
     run_modes = [x for grp in groups for x in grp]
+    if host_ab is not None:
+        # the variant's cells run in its mode's guest (ab_steps())
+        groups = [[m] for m in mode_list]
     base_of = {v: m for m, v in variants.items()}
     host_ceiling = next((t.split("=", 1)[1] for t in a.host_params.split()
                          if t.startswith("sqcq_spin_max_us=")), "auto")
@@ -341,6 +391,8 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
                                          numjobs=t["numjobs"], runtime=runtime,
                                          extra=test_extra(t) + (fio_cpus(t, smp) if a.pin else []))}
                      for t in tests]
+            if host_ab is not None and m in variants:
+                steps = ab_steps(steps, host_ceiling, host_ab, r)
             if a.pin:
                 steps.insert(0, P.pin_step())
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
@@ -349,6 +401,7 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
             g = P.guest(name, setup, modes, steps, guest_params=" ".join(filter(None, (a.guest_params, fixed))))
             g["continue_after_failure"] = True
             if variants:
+                # (--host-ab: every guest starts from the run's ceiling)
                 g["vhost_scsi_set"] = {"sqcq_spin_max_us": str(a.fixed_ceiling) if fixed else host_ceiling}
             if a.vcpus:
                 g["smp"] = a.vcpus
@@ -397,6 +450,9 @@ def main():
     ap.add_argument("--fixed-ceiling", type=int, metavar="US",
                     help="also run every polling mode as MODE@USus, its spin ceiling fixed at US on both "
                     "sides, in the same rounds (the default policy against a hand-tuned ceiling)")
+    ap.add_argument("--host-ab", type=int, metavar="US",
+                    help="run each test of every host-polling mode twice in the same guest, back to back: "
+                    "at the run's host ceiling and at US (MODE@hostUSus), which first alternating")
     ap.add_argument("--guest-kernel", metavar="NAME|DIR",
                     help="boot the nested guests on a kernel of 'make kernel' (guest: the series "
                     "built in, no module loading), built first if it is not; default Debian's")
@@ -448,7 +504,7 @@ def main():
             for t in tests]
     run_modes, plan["guests"], guests_map = round_guests(a, modes, mode_list, variants, tests, runtime,
                                                          repeats, noise)
-    cells = len(plan["guests"]) * len(tests)
+    cells = sum(1 for g in plan["guests"] for st in g["steps"] if st.get("measure"))
     print(f"matrix: profile {a.profile}, {repeats} interleaved round{'s' if repeats > 1 else ''} x ({len(run_modes)} modes"
           f"{' + baseline again' if noise else ''}) x {len(tests)} tests = {cells} cells of {runtime}s, "
           f"backstore {a.backstore}; results in {out}", flush=True)
@@ -514,7 +570,7 @@ def main():
     g0 = plan["guests"][0] if plan["guests"] else {}
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
                    runtime=runtime, role=summary.get("role", a.role), modes=run_modes, tests=names,
-                   variants=variants, fixed_ceiling_us=a.fixed_ceiling, pinned=a.pin, rotated=True,
+                   variants=variants, fixed_ceiling_us=a.fixed_ceiling, host_ab_us=a.host_ab, pinned=a.pin, rotated=True,
                    noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"), guest_kernel=guest_release(),
                    host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
     summary["cells"] = R.result_cells(summary, run_modes, names, a.backstore)

@@ -9,7 +9,8 @@
 # is wrong: the unpaired ratio of medians differs), the verdict line
 # (median >= 0.97x and best round >= 1.0x in every test), the noise line
 # (baseline run twice per round, or baseline's spread over rounds), and
-# summary.json's flat 'cells' list.
+# summary.json's flat 'cells' list; matrix.py --host-ab's plan (both arms
+# in one guest, which first alternating) and its in-guest A/B lines.
 # timeout: 120
 import json
 import os
@@ -282,7 +283,12 @@ class MatrixArgs(unittest.TestCase):
              (["--fixed-ceiling", "1000", "--guest-params", "sqcq_spin_max_us=50"],
               "--guest-params 'sqcq_spin_max_us=50' sets it for every mode: give one or the other"),
              (["--fixed-ceiling", "1000", "--modes", "baseline,poll-queue"],
-              "--fixed-ceiling: none of the modes baseline,poll-queue polls")]
+              "--fixed-ceiling: none of the modes baseline,poll-queue polls"),
+             (["--host-ab", "-1"], "--host-ab -1 out of range (0..1000000 us)"),
+             (["--host-ab", "0", "--fixed-ceiling", "1000"],
+              "--host-ab and --fixed-ceiling both add a variant of each polling mode: give one or the other"),
+             (["--host-ab", "0", "--modes", "baseline,poll-queue"],
+              "--host-ab: none of the modes baseline,poll-queue has a host poller")]
 
     def test_bad_args(self):
         import argparse
@@ -299,7 +305,7 @@ class MatrixArgs(unittest.TestCase):
                                    fixed_ceiling=None)
             for k, v in zip(argv[::2], argv[1::2]):
                 setattr(a, k[2:].replace("-", "_"),
-                        int(v) if k in ("--repeats", "--runtime", "--fixed-ceiling") else v)
+                        int(v) if k in ("--repeats", "--runtime", "--fixed-ceiling", "--host-ab") else v)
             with self.assertRaises(SystemExit, msg=argv) as e:
                 matrix.check_args(a, mx, P.load_modes())
             self.assertIn(msg, str(e.exception), argv)
@@ -365,6 +371,64 @@ class MatrixArgs(unittest.TestCase):
             self.assertIn("--cpus_allowed=0", g["steps"][names.index("pin") + 1]["args"])
             self.assertTrue(g["steps"][names.index("pin")].get("setup"))  # again on every boot
         self.assertEqual(matrix.fio_cpus({"numjobs": 4}, 2), ["--cpus_allowed=0-1", "--cpus_allowed_policy=split"])
+
+    def test_host_ab_plan(self):
+        # --host-ab: no guest of its own for the variant; each test runs
+        # twice in the mode's guest, the host's ceiling set before each
+        # arm, which arm first alternating per test and per round.
+        import argparse
+        import tomllib as T
+        import matrix
+        from harness import plan as P
+        with open(os.path.join(TOP, "bench", "matrix.toml"), "rb") as f:
+            mx = T.load(f)
+        a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests="randread-qd1-nj1,randread-qd32-nj1",
+                               vcpus=None, host_vcpus=None, repeats=2, runtime=None, noise=False, backstore=None,
+                               host_params="", guest_params="", allow_writes=False, role="auto",
+                               fixed_ceiling=None, host_ab=0, pin=True)
+        md = P.load_modes()
+        modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, md)
+        self.assertEqual(variants, {"sqcq-host": "sqcq-host@host0us"})
+        run, guests, where = matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
+        self.assertEqual(run, ["baseline", "sqcq-host", "sqcq-host@host0us"])
+        self.assertEqual([g["name"] for g in guests], ["r1-baseline", "r1-sqcq-host", "r2-sqcq-host", "r2-baseline"])
+        by = {g["name"]: g for g in guests}
+        names = lambda g: [st["name"] for st in g["steps"] if not st.get("setup")]  # noqa: E731
+        self.assertEqual(names(by["r1-baseline"]), ["randread-qd1-nj1", "randread-qd32-nj1", "idle-after-io"])
+        self.assertEqual(names(by["r1-sqcq-host"]), [
+            "host-ceiling-auto-0", "randread-qd1-nj1", "host-ceiling-0-0", "randread-qd1-nj1@host0us",
+            "host-ceiling-0-1", "randread-qd32-nj1@host0us", "host-ceiling-auto-1", "randread-qd32-nj1",
+            "host-ceiling-auto-end", "idle-after-io"])
+        self.assertEqual(names(by["r2-sqcq-host"])[:4], [
+            "host-ceiling-0-0", "randread-qd1-nj1@host0us", "host-ceiling-auto-0", "randread-qd1-nj1"])
+        st = by["r2-sqcq-host"]["steps"]
+        self.assertEqual(next(x for x in st if x["name"] == "host-ceiling-0-0")["cmd"],
+                         "echo 0 > /sys/module/vhost_scsi/parameters/sqcq_spin_max_us")
+        fio = [x for x in st if x["type"] == "fio"]
+        self.assertEqual(fio[0]["args"], fio[1]["args"])  # the same job in both arms
+        self.assertTrue(all(x.get("measure") for x in fio))
+        self.assertEqual({g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests}, {"auto"})
+        # the recorded arms: the variant's cells, paired with the mode's
+        steps = []
+        for g in guests:
+            for x in g["steps"]:
+                if x["type"] == "fio":
+                    r = where[g["name"]]["round"]
+                    iops = 100.0 if g["name"].endswith("baseline") else 120.0 if "@" not in x["name"] else 100.0 * r
+                    steps.append({"guest": g["name"], "step": x["name"], "ok": True, "ios": 1000, "iops": iops})
+        s = {"steps": steps, "guests": where, "variants": variants, "host_ab_us": 0,
+             "tests": ["randread-qd1-nj1", "randread-qd32-nj1"]}
+        samp = RD.samples(s)
+        self.assertEqual(sorted(samp), sorted((t, m) for t in s["tests"] for m in run))
+        r = RD.ratio(samp, "randread-qd1-nj1", "sqcq-host", "sqcq-host@host0us")
+        self.assertEqual([round(x, 6) for x in r], [0.9, 0.6, 1.2])
+        self.assertEqual(R.ab_lines(s, s["tests"][:1]), [
+            RD.AB_RULE + ":", "  sqcq-host / sqcq-host@host0us: randread-qd1-nj1 0.90x [0.60-1.20]"])
+        self.assertEqual(R.untuned_lines(s, s["tests"]), [])
+        # a guest that did not boot fails its variant's cells too
+        s["steps"].append({"guest": "r2-sqcq-host", "step": "boot", "ok": False, "error": "no login"})
+        s["steps"] = [x for x in s["steps"] if not (x["guest"] == "r2-sqcq-host" and x["step"] != "boot")]
+        self.assertFalse(RD.samples(s)[("randread-qd32-nj1", "sqcq-host@host0us")][2]["ok"])
 
     def test_burst_cells_counted(self):
         # The bursty test's cells are measured cells like the others (the

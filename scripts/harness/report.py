@@ -145,11 +145,21 @@ def untuned_lines(summary, tests, ref=REF):
     """With matrix.py --fixed-ceiling: the rule, then one line per polling
     mode against the better of baseline and its fixed-ceiling variant."""
     variants = summary.get("variants") or {}
-    if not variants:
+    if not variants or summary.get("host_ab_us") is not None:
         return []
     samp = RD.samples(summary)
     return [RD.UNTUNED_RULE + ":"] + [f"  {RD.untuned_line(samp, m, v, tests, ref)}"
                                       for m, v in variants.items()]
+
+
+def ab_lines(summary, tests):
+    """With matrix.py --host-ab: the rule, then one line per host-polling
+    mode: its IOPS over its variant's in the same guest, paired per round."""
+    variants = summary.get("variants") or {}
+    if summary.get("host_ab_us") is None or not variants:
+        return []
+    samp = RD.samples(summary)
+    return [RD.AB_RULE + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()]
 
 
 def test_tables_markdown(summary, modes, tests, ref=REF):

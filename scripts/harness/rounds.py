@@ -12,7 +12,9 @@ from statistics import median
 
 # Measured cells: '<rw>-qd<QD>-nj<NJ>', '-burst' for a bursty one (an older
 # run's repeats: '#<k>').
-CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(#\d+)?$")
+# A cell of matrix.py --host-ab's second arm ends in '@host<US>us': it is
+# the cell of the variant MODE@host<US>us, run in MODE's guest.
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(@host\d+us)?(#\d+)?$")
 REF = "baseline"
 # The second baseline run of each round (matrix.py --noise): baseline
 # against baseline shows how big a difference must be to mean anything.
@@ -58,14 +60,18 @@ def samples(summary):
                 broken.setdefault(st["guest"], f"{st['step']}: {st.get('error', 'failed')}")
             continue
         test, _, rep = st["step"].partition("#")
+        test, at, arm = test.partition("@")
         if test not in tests:
             tests.append(test)
         mode, rnd = where(st["guest"], rep)
-        out.setdefault((test, mode), {})[rnd] = st
+        out.setdefault((test, mode + at + arm), {})[rnd] = st
+    # (--host-ab: a broken guest's variant cells fail with it)
+    ab = summary.get("variants", {}) if summary.get("host_ab_us") is not None else {}
     for name, err in broken.items():
         mode, rnd = where(name)
-        for t in tests:
-            out.setdefault((t, mode), {}).setdefault(rnd, {"guest": name, "step": t, "ok": False, "error": err})
+        for m in [mode] + ([ab[mode]] if mode in ab else []):
+            for t in tests:
+                out.setdefault((t, m), {}).setdefault(rnd, {"guest": name, "step": t, "ok": False, "error": err})
     return out
 
 
@@ -185,6 +191,21 @@ def untuned_line(samp, mode, variant, tests, ref=REF):
     verdict = ("FAILS in " + ", ".join(failing) if failing
                else "UNDECIDED" if any(r is None for r in per.values()) else "HOLDS")
     return f"{mode} against max(baseline, {variant}): {verdict}: {cells}"
+
+
+# matrix.py --host-ab: MODE over MODE@host<US>us, each pair seconds apart
+# in one guest, paired per round.
+AB_RULE = ("in-guest A/B: each host-polling mode over its variant at the other host ceiling, "
+           "the two cells back to back in the same guest, median paired ratio [min-max] over rounds")
+
+
+def ab_line(samp, mode, variant, tests):
+    """'MODE / VARIANT: test med [min-max], ...'."""
+    cells = []
+    for t in tests:
+        r = ratio(samp, t, mode, variant)
+        cells.append(f"{t} {r[0]:.2f}x [{r[1]:.2f}-{r[2]:.2f}]" if r else f"{t} (no paired round)")
+    return f"{mode} / {variant}: " + ", ".join(cells)
 
 
 def noise(samp, tests, ref=REF):
