@@ -35,8 +35,10 @@ module parameter is read at each spin window).  Which goes first
 alternates from test to test and round to round.  The pair is seconds
 apart in one guest, so neither a guest's boot nor the machine's drift
 between guests (minutes apart) comes between them; the 'in-guest A/B'
-lines give MODE over MODE@hostUSus per round.  --host-ab 0 is the policy
-against no host spinning at all (every kick runs upstream's handler).
+lines give MODE over MODE@hostUSus per round.  Baseline's guest runs each
+test twice too (baseline@again): the same cell back to back, the noise
+such a pair sees.  --host-ab 0 is the policy against no host spinning at
+all (every kick runs upstream's handler).
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1), with -burst when
@@ -220,6 +222,9 @@ def check_args(a, matrix, modes):
                      "give one or the other")
         if not 0 <= host_ab <= P.SPIN_MAX_US_LIMIT:
             sys.exit(f"matrix: --host-ab {host_ab} out of range (0..{P.SPIN_MAX_US_LIMIT} us)")
+        if f"sqcq_spin_max_us={host_ab}" in a.host_params.split():
+            sys.exit(f"matrix: --host-ab {host_ab} is the ceiling --host-params '{a.host_params}' sets "
+                     "for the run: the two arms would be the same")
         variants = {m: f"{m}@host{host_ab}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
         if not variants:
             sys.exit(f"matrix: --host-ab: none of the modes {','.join(mode_list)} has a host poller")
@@ -327,9 +332,12 @@ def write_report(out, summary):
 
 
 def host_ceiling_step(value, tag):
-    """A host step setting vhost_scsi's spin ceiling (read at each window)."""
-    return {"name": f"host-ceiling-{value}-{tag}", "type": "host", "expect_rc": 0, "timeout": 30,
-            "cmd": f"echo {value} > /sys/module/vhost_scsi/parameters/sqcq_spin_max_us"}
+    """A host step setting vhost_scsi's spin ceiling (read at each window),
+    and reading it back: an arm after a ceiling that failed fails too
+    (rounds.samples())."""
+    f = "/sys/module/vhost_scsi/parameters/sqcq_spin_max_us"
+    return {"name": f"{R.CEILING_STEP}{value}-{tag}", "type": "host", "expect_rc": 0, "timeout": 30,
+            "cmd": f'echo {value} > {f} && test "$(cat {f})" = {value}'}
 
 
 def ab_steps(steps, ceiling, ab_us, rnd):
@@ -346,6 +354,12 @@ def ab_steps(steps, ceiling, ab_us, rnd):
         for value, fio in arms:
             out += [host_ceiling_step(value, i), fio]
     return out + [host_ceiling_step(ceiling, "end")]
+
+
+def again_steps(steps):
+    """--host-ab's in-guest noise: baseline's guest runs each fio step
+    twice, back to back (the second named TEST@again)."""
+    return [x for st in steps for x in (st, dict(st, name=f"{st['name']}@again"))]
 
 
 def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
@@ -369,8 +383,10 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     groups = [[m, variants[m]] if m in variants else [m] for m in mode_list]
     run_modes = [x for grp in groups for x in grp]
     if host_ab is not None:
-        # the variant's cells run in its mode's guest (ab_steps())
+        # the variant's cells run in its mode's guest (ab_steps()), the
+        # in-guest noise in baseline's (again_steps())
         groups = [[m] for m in mode_list]
+        run_modes.insert(run_modes.index(R.REF) + 1, R.REF + R.AGAIN)
     base_of = {v: m for m, v in variants.items()}
     host_ceiling = next((t.split("=", 1)[1] for t in a.host_params.split()
                          if t.startswith("sqcq_spin_max_us=")), "auto")
@@ -393,6 +409,8 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
                      for t in tests]
             if host_ab is not None and m in variants:
                 steps = ab_steps(steps, host_ceiling, host_ab, r)
+            elif host_ab is not None and m == R.REF:
+                steps = again_steps(steps)
             if a.pin:
                 steps.insert(0, P.pin_step())
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})

@@ -287,6 +287,8 @@ class MatrixArgs(unittest.TestCase):
              (["--host-ab", "-1"], "--host-ab -1 out of range (0..1000000 us)"),
              (["--host-ab", "0", "--fixed-ceiling", "1000"],
               "--host-ab and --fixed-ceiling both add a variant of each polling mode: give one or the other"),
+             (["--host-ab", "300", "--host-params", "sqcq_spin_max_us=300"],
+              "--host-ab 300 is the ceiling --host-params 'sqcq_spin_max_us=300' sets for the run"),
              (["--host-ab", "0", "--modes", "baseline,poll-queue"],
               "--host-ab: none of the modes baseline,poll-queue has a host poller")]
 
@@ -390,11 +392,13 @@ class MatrixArgs(unittest.TestCase):
         modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, md)
         self.assertEqual(variants, {"sqcq-host": "sqcq-host@host0us"})
         run, guests, where = matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
-        self.assertEqual(run, ["baseline", "sqcq-host", "sqcq-host@host0us"])
+        self.assertEqual(run, ["baseline", "baseline@again", "sqcq-host", "sqcq-host@host0us"])
         self.assertEqual([g["name"] for g in guests], ["r1-baseline", "r1-sqcq-host", "r2-sqcq-host", "r2-baseline"])
         by = {g["name"]: g for g in guests}
         names = lambda g: [st["name"] for st in g["steps"] if not st.get("setup")]  # noqa: E731
-        self.assertEqual(names(by["r1-baseline"]), ["randread-qd1-nj1", "randread-qd32-nj1", "idle-after-io"])
+        # baseline's guest runs each cell twice: the in-guest noise
+        self.assertEqual(names(by["r1-baseline"]), ["randread-qd1-nj1", "randread-qd1-nj1@again", "randread-qd32-nj1",
+                                                    "randread-qd32-nj1@again", "idle-after-io"])
         self.assertEqual(names(by["r1-sqcq-host"]), [
             "host-ceiling-auto-0", "randread-qd1-nj1", "host-ceiling-0-0", "randread-qd1-nj1@host0us",
             "host-ceiling-0-1", "randread-qd32-nj1@host0us", "host-ceiling-auto-1", "randread-qd32-nj1",
@@ -403,7 +407,8 @@ class MatrixArgs(unittest.TestCase):
             "host-ceiling-0-0", "randread-qd1-nj1@host0us", "host-ceiling-auto-0", "randread-qd1-nj1"])
         st = by["r2-sqcq-host"]["steps"]
         self.assertEqual(next(x for x in st if x["name"] == "host-ceiling-0-0")["cmd"],
-                         "echo 0 > /sys/module/vhost_scsi/parameters/sqcq_spin_max_us")
+                         "echo 0 > /sys/module/vhost_scsi/parameters/sqcq_spin_max_us && "
+                         'test "$(cat /sys/module/vhost_scsi/parameters/sqcq_spin_max_us)" = 0')
         fio = [x for x in st if x["type"] == "fio"]
         self.assertEqual(fio[0]["args"], fio[1]["args"])  # the same job in both arms
         self.assertTrue(all(x.get("measure") for x in fio))
@@ -414,8 +419,11 @@ class MatrixArgs(unittest.TestCase):
             for x in g["steps"]:
                 if x["type"] == "fio":
                     r = where[g["name"]]["round"]
-                    iops = 100.0 if g["name"].endswith("baseline") else 120.0 if "@" not in x["name"] else 100.0 * r
+                    iops = (100.0 + ("@" in x["name"]) * 10 * r if g["name"].endswith("baseline")
+                            else 120.0 if "@" not in x["name"] else 100.0 * r)
                     steps.append({"guest": g["name"], "step": x["name"], "ok": True, "ios": 1000, "iops": iops})
+                else:
+                    steps.append({"guest": g["name"], "step": x["name"], "ok": True})
         s = {"steps": steps, "guests": where, "variants": variants, "host_ab_us": 0,
              "tests": ["randread-qd1-nj1", "randread-qd32-nj1"]}
         samp = RD.samples(s)
@@ -423,9 +431,22 @@ class MatrixArgs(unittest.TestCase):
         r = RD.ratio(samp, "randread-qd1-nj1", "sqcq-host", "sqcq-host@host0us")
         self.assertEqual([round(x, 6) for x in r], [0.9, 0.6, 1.2])
         self.assertEqual(R.ab_lines(s, s["tests"][:1]), [
-            RD.AB_RULE + ":", "  sqcq-host / sqcq-host@host0us: randread-qd1-nj1 0.90x [0.60-1.20]"])
+            RD.AB_RULE + ":", "  sqcq-host / sqcq-host@host0us: randread-qd1-nj1 0.90x [0.60-1.20]",
+            "  in-guest noise, baseline / baseline@again (the same cell twice): randread-qd1-nj1 0.87x [0.83-0.91]"])
         self.assertEqual(R.untuned_lines(s, s["tests"]), [])
-        # a guest that did not boot fails its variant's cells too
+        self.assertFalse(any("@again" in x for x in R.verdict_lines(s, run, s["tests"])))
+        # an arm after a ceiling that was not set fails, saying why
+        bad = json.loads(json.dumps(s))
+        st = next(x for x in bad["steps"] if x["guest"] == "r1-sqcq-host" and x["step"] == "host-ceiling-0-0")
+        st.update(ok=False, error="exited 1")
+        cell = RD.samples(bad)[("randread-qd1-nj1", "sqcq-host@host0us")][1]
+        self.assertFalse(cell["ok"])
+        self.assertIn("the host's ceiling was not set for it (host-ceiling-0-0: exited 1)", cell["error"])
+        self.assertTrue(RD.samples(bad)[("randread-qd32-nj1", "sqcq-host@host0us")][1]["ok"])  # set again after
+        self.assertTrue(RD.samples(bad)[("randread-qd1-nj1", "sqcq-host")][1]["ok"])  # set before it
+        # a guest that did not boot fails its variant's cells too, also
+        # in the host role's own summary (no host_ab_us, no variants)
+        del s["host_ab_us"], s["variants"]
         s["steps"].append({"guest": "r2-sqcq-host", "step": "boot", "ok": False, "error": "no login"})
         s["steps"] = [x for x in s["steps"] if not (x["guest"] == "r2-sqcq-host" and x["step"] != "boot")]
         self.assertFalse(RD.samples(s)[("randread-qd32-nj1", "sqcq-host@host0us")][2]["ok"])

@@ -3,7 +3,7 @@ recorded data).  Every figure is a median over the run's interleaved
 rounds with its min and max; ratios to baseline are paired per round
 (scripts/harness/rounds.py)."""
 from . import rounds as RD
-from .rounds import HOST, NOISE, REF  # noqa: F401 (used by callers)
+from .rounds import AGAIN, CEILING_STEP, HOST, NOISE, REF  # noqa: F401 (used by callers)
 
 # The main table's per-I/O and CPU columns (medians over rounds).
 COLS = [("p99_us", "p99 us", "{:,.0f}"),
@@ -137,7 +137,8 @@ def verdict_lines(summary, modes, tests, ref=REF):
     """The verdict rule, one 'never below baseline' line per mode, then
     the noise line."""
     samp = RD.samples(summary)
-    return ([RD.VERDICT_RULE + ":"] + [f"  {RD.verdict_line(samp, m, tests, ref)}" for m in modes if m != ref]
+    return ([RD.VERDICT_RULE + ":"] + [f"  {RD.verdict_line(samp, m, tests, ref)}" for m in modes
+                                       if m != ref and not m.endswith(RD.AGAIN)]
             + [RD.noise_line(samp, tests, ref)])
 
 
@@ -159,7 +160,9 @@ def ab_lines(summary, tests):
     if summary.get("host_ab_us") is None or not variants:
         return []
     samp = RD.samples(summary)
-    return [RD.AB_RULE + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()]
+    again = [f"  {RD.ab_line(samp, REF, REF + RD.AGAIN, tests)}"] if any(
+        (t, REF + RD.AGAIN) in samp for t in tests) else []
+    return [RD.AB_RULE + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()] + again
 
 
 def test_tables_markdown(summary, modes, tests, ref=REF):

@@ -12,9 +12,14 @@ from statistics import median
 
 # Measured cells: '<rw>-qd<QD>-nj<NJ>', '-burst' for a bursty one (an older
 # run's repeats: '#<k>').
-# A cell of matrix.py --host-ab's second arm ends in '@host<US>us': it is
-# the cell of the variant MODE@host<US>us, run in MODE's guest.
-CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(@host\d+us)?(#\d+)?$")
+# matrix.py --host-ab runs a second arm of a cell in the same guest: one
+# ending in '@host<US>us' is the cell of the variant MODE@host<US>us; one
+# ending in '@again' (baseline's guest) is baseline's cell run again,
+# BASELINE@again, the in-guest noise.
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(@host\d+us|@again)?(#\d+)?$")
+AGAIN = "@again"
+# ... and sets the host's ceiling before each arm in a step named so.
+CEILING_STEP = "host-ceiling-"
 REF = "baseline"
 # The second baseline run of each round (matrix.py --noise): baseline
 # against baseline shows how big a difference must be to mean anything.
@@ -54,7 +59,11 @@ def samples(summary):
         m = GUEST.match(name)
         return (m.group(2), int(m.group(1))) if m else (name, int(rep or 1))
     out, broken, tests = {}, {}, list(summary.get("tests", []))
+    arms, unset = {}, {}  # {mode: {"@host0us", ...}}; {guest: a failed ceiling step}
     for st in summary.get("steps", []):
+        if st["step"].startswith(CEILING_STEP):
+            # An arm after a ceiling that was not set ran at another one.
+            unset[st["guest"]] = None if st.get("ok") else f"{st['step']}: {st.get('error', 'failed')}"
         if not CELL.match(st["step"]):
             if st["step"] in GUEST_FAILURES and not st.get("ok") and st.get("guest") not in ("-", HOST):
                 broken.setdefault(st["guest"], f"{st['step']}: {st.get('error', 'failed')}")
@@ -64,12 +73,15 @@ def samples(summary):
         if test not in tests:
             tests.append(test)
         mode, rnd = where(st["guest"], rep)
+        if at:
+            arms.setdefault(mode, set()).add(at + arm)
+        if unset.get(st["guest"]):
+            st = dict(st, ok=False, error=f"the host's ceiling was not set for it ({unset[st['guest']]})")
         out.setdefault((test, mode + at + arm), {})[rnd] = st
-    # (--host-ab: a broken guest's variant cells fail with it)
-    ab = summary.get("variants", {}) if summary.get("host_ab_us") is not None else {}
+    # (--host-ab: a broken guest's second arms fail with it)
     for name, err in broken.items():
         mode, rnd = where(name)
-        for m in [mode] + ([ab[mode]] if mode in ab else []):
+        for m in [mode] + sorted(mode + x for x in arms.get(mode, ())):
             for t in tests:
                 out.setdefault((t, m), {}).setdefault(rnd, {"guest": name, "step": t, "ok": False, "error": err})
     return out
@@ -200,11 +212,14 @@ AB_RULE = ("in-guest A/B: each host-polling mode over its variant at the other h
 
 
 def ab_line(samp, mode, variant, tests):
-    """'MODE / VARIANT: test med [min-max], ...'."""
+    """'MODE / VARIANT: test med [min-max], ...' (for REF over REF@again:
+    the in-guest noise)."""
     cells = []
     for t in tests:
         r = ratio(samp, t, mode, variant)
         cells.append(f"{t} {r[0]:.2f}x [{r[1]:.2f}-{r[2]:.2f}]" if r else f"{t} (no paired round)")
+    if variant == mode + AGAIN:
+        return f"in-guest noise, {mode} / {variant} (the same cell twice): " + ", ".join(cells)
     return f"{mode} / {variant}: " + ", ".join(cells)
 
 
