@@ -398,6 +398,21 @@ static void sqcq_work_found(struct vhost_sqcq_vq *sv)
 }
 
 /*
+ * A wakeup the policy would answer without spinning: now and then, poll
+ * anyway, at the ceiling for a few gaps (sqcq_policy_probe()), in case
+ * requests come closer while we spin (the guest then finds its requests
+ * taken sooner, and completions come sooner).  The first of its gaps is
+ * the one this kick ended.
+ */
+static bool sqcq_probe(struct vhost_sqcq_vq *sv, u64 now)
+{
+	if (!sqcq_policy_probe(&sv->policy, &sv->params, now))
+		return false;
+	WRITE_ONCE(sv->probes, sv->probes + 1);
+	return true;
+}
+
+/*
  * A kick when the policy would not spin: service the ring as upstream's
  * kick handler does, in one pass that re-enables notifications at empty
  * and re-checks, and nothing of the poll around it (no second look at the
@@ -521,7 +536,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			sv->kicked_at = kick;
 		}
 		sqcq_transition(sv, now, &sv->idle_ns);
-		if (!sqcq_window_budget(sv)) {
+		if (!sqcq_window_budget(sv) && !sqcq_probe(sv, now)) {
 			sqcq_inline(sd, sv, vq);
 			return;
 		}
@@ -721,7 +736,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[9] = {}, ema = 0, most = 0, work;
+	u64 sum[10] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
@@ -739,6 +754,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[6] += READ_ONCE(sv->yields);
 		sum[7] += READ_ONCE(sv->caught);
 		sum[8] += READ_ONCE(sv->steered);
+		sum[9] += READ_ONCE(sv->probes);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -761,8 +777,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\n",
-		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\n",
+		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]);
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;

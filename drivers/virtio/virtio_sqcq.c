@@ -153,6 +153,7 @@ struct virtio_sqcq_poller {
 	u64 polls, empty_polls, sleeps, wakeups, wakeups_by_irq, yields;
 	u64 cost_wakeups;		/* of those by irq: to measure the cost only */
 	u64 caught;			/* spin windows that found a completion */
+	u64 probes;			/* probes started (sqcq_policy_probe()) */
 	u64 spin_ns;
 };
 
@@ -483,8 +484,8 @@ static int sqcq_thread(void *data)
 /*
  * An interrupt while the poller sleeps: the driver reaps it, so the ring is
  * empty from now on.  Learn the gap and wake the poller if spinning for
- * the next completions pays, or (auto ceiling) for a cost sample when the
- * last is SQCQ_COST_EVERY_NS old.  Ring lock held.  Return: true if this
+ * the next completions pays or is worth a probe, or (auto ceiling) for a
+ * cost sample when the last is SQCQ_COST_EVERY_NS old.  Ring lock held.  Return: true if this
  * interrupt woke the poller.
  */
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
@@ -496,7 +497,14 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 
 	sqcq_sample(p, now);
 	p->empty_since = now;
-	spins = sqcq_policy_spins(&p->policy, &p->cq->params);
+	/*
+	 * At the floor, the next gaps may still come close enough if this
+	 * poller spun for them: probe now and then (auto ceiling only).
+	 */
+	spins = sqcq_policy_spins(&p->policy, &p->cq->params) ||
+		(measured && sqcq_policy_probe(&p->policy, &p->cq->params, t));
+	if (spins && p->policy.probe == SQCQ_PROBE_GAPS)
+		WRITE_ONCE(p->probes, p->probes + 1);
 	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
 	if (!spins && (!measured ||
 		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))
@@ -563,6 +571,7 @@ static const char * const sqcq_state_names[] = {
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
 	u64 sleeps, wakeups, wakeups_by_irq, cost_wakeups, yields, caught, spin_ns;
+	u64 probes;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -580,6 +589,7 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->yields += READ_ONCE(p->yields);
 	c->caught += READ_ONCE(p->caught);
 	c->spin_ns += READ_ONCE(p->spin_ns);
+	c->probes += READ_ONCE(p->probes);
 }
 
 static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
@@ -590,8 +600,8 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->polls, c->empty_polls, c->sleeps);
 	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\ncost_wakeups %llu\n",
 		   c->wakeups, c->wakeups_by_irq, c->cost_wakeups);
-	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\n",
-		   c->yields, c->caught, c->spin_ns);
+	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\n",
+		   c->yields, c->caught, c->spin_ns, c->probes);
 }
 
 /* The window @p would open now (racy while it spins: a moving value). */

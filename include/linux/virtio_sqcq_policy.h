@@ -54,6 +54,22 @@
  * once and quarters the budget: a poller never competes for its CPU,
  * windows contended in a row bring the budget to the floor, and a passing
  * kworker costs two short gaps of regrowth.
+ *
+ * A poller that sleeps learns the gaps of a device whose other side sleeps
+ * too, and at QD1 those are a whole round trip with a kick, an interrupt
+ * and two wakeups in it: too long to spin for, so neither side ever sees
+ * the shorter gaps it would find if it spun.  So with a measured ceiling a
+ * poller at its floor probes (sqcq_policy_probe()): the caller offers a
+ * probe on a wakeup, at most every SQCQ_PROBE_EVERY_NS, and the window
+ * stays at the ceiling for the next SQCQ_PROBE_GAPS gaps, learnt as usual.
+ * If they came close enough for the rules above to spin, the budget stays
+ * (and the other side, its gaps now shorter, follows); if not, it drops
+ * to the floor, and each failed probe in a row doubles the time to the
+ * next, up to 2^SQCQ_PROBE_BACKOFF_MAX times.  Failing for ever costs at
+ * most SQCQ_PROBE_GAPS ceilings (8 ms) every 1.6 s, only while requests
+ * flow, on a CPU nothing else wants: contention ends a probe.  KVM's halt
+ * polling grows its window from any block shorter than its ceiling, which
+ * finds the same state by never sitting at 0.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -67,6 +83,7 @@
 #include <linux/types.h>	/* the uapi __u64 and __u32 */
 typedef __u64 u64;
 typedef __u32 u32;
+typedef __s64 s64;
 #endif
 
 /* Samples are capped so that mult x EMA cannot overflow (4.29 s). */
@@ -88,6 +105,9 @@ struct sqcq_policy {
 	u32 budget_ns;		/* current spin budget */
 	u32 cost_ns;		/* EMA of a sleep's measured half (0: none) */
 	u32 hit;		/* EMA share of gaps within the ceiling, of SQCQ_HIT_ONE */
+	u32 probe;		/* gaps left in a probe (0: none) */
+	u32 probe_fails;	/* failed probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
+	u64 probe_at;		/* when the last probe started (caller's clock) */
 };
 
 /*
@@ -121,6 +141,17 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
  */
 #define SQCQ_HIT_ONE		65536U	/* 2^16 */
 #define SQCQ_HIT_MIN_SHIFT	3
+/*
+ * A probe (sqcq_policy_probe()) holds the window at the ceiling for this
+ * many gaps: enough for the EMA to fall from its misses (9/8 of the
+ * ceiling) to 3/4 of it when they are all caught at half of it, and for
+ * the share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first.
+ */
+#define SQCQ_PROBE_GAPS		8
+/* Probes start at most this often (100 ms) ... */
+#define SQCQ_PROBE_EVERY_NS	100000000ULL
+/* ... and 2^(failed probes in a row) times less often, up to 2^this. */
+#define SQCQ_PROBE_BACKOFF_MAX	4
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
@@ -181,6 +212,9 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->budget_ns = c->spin_min_ns;
 	p->cost_ns = 0;
 	p->hit = 0;
+	p->probe = 0;
+	p->probe_fails = 0;
+	p->probe_at = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -292,7 +326,8 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c,
 				      u64 gap_ns)
 {
-	u32 max = sqcq_policy_ceiling(p, c);
+	u32 max = sqcq_policy_ceiling(p, c), target;
+	bool probed = p->probe;
 
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
@@ -307,7 +342,18 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	if (gap_ns > SQCQ_GAP_CAP_NS)
 		gap_ns = SQCQ_GAP_CAP_NS;
 	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
-	sqcq_policy_move(p, c, sqcq_policy_target(p, c));
+	if (p->probe && --p->probe) {
+		p->budget_ns = max;	/* the probe goes on at the ceiling */
+		return;
+	}
+	target = sqcq_policy_target(p, c);
+	if (probed && target == c->spin_min_ns) {
+		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
+			p->probe_fails++;
+	} else if (probed) {
+		p->probe_fails = 0;
+	}
+	sqcq_policy_move(p, c, target);
 }
 
 /**
@@ -366,6 +412,16 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 {
 	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
 
+	/*
+	 * The CPU is wanted: a probe (its budget was never predicted to
+	 * pay) ends at the floor, and the next waits longer.
+	 */
+	if (p->probe) {
+		p->probe = 0;
+		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
+			p->probe_fails++;
+		b = 0;
+	}
 	/* Under a budget's first step: the floor (sqcq_policy_move()). */
 	if (b < SQCQ_GROW_START_NS)
 		b = 0;
@@ -384,6 +440,39 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 				     const struct sqcq_policy_params *c)
 {
 	return p->budget_ns > c->spin_min_ns;
+}
+
+/**
+ * sqcq_policy_probe - spin for a few gaps although spinning is not predicted
+ *	to pay, to see whether it shortens them
+ * @p: policy state
+ * @c: parameters
+ * @now_ns: the caller's clock (its unit ns; only differences are used)
+ *
+ * Call on a wakeup that the policy would answer without spinning (budget
+ * at the floor), from the context that owns @p then.  Only with a
+ * measured ceiling (a configured one is the user's choice), once a sleep
+ * was measured, and at most every SQCQ_PROBE_EVERY_NS, backed off after
+ * failed probes.  Return: true if a probe starts: the window is the
+ * ceiling for the next SQCQ_PROBE_GAPS gaps (sqcq_policy_sample()).
+ */
+static inline bool sqcq_policy_probe(struct sqcq_policy *p,
+				     const struct sqcq_policy_params *c,
+				     u64 now_ns)
+{
+	u32 max = sqcq_policy_ceiling(p, c);
+	u64 every = SQCQ_PROBE_EVERY_NS << p->probe_fails;
+
+	if (!c->measured || !p->cost_ns || p->probe ||
+	    sqcq_policy_spins(p, c) || max <= c->spin_min_ns)
+		return false;
+	/* (signed: a stamp from a clock that is ahead is recent) */
+	if (p->probe_at && (s64)(now_ns - p->probe_at) < (s64)every)
+		return false;
+	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */
+	p->probe = SQCQ_PROBE_GAPS;
+	p->budget_ns = max;
+	return true;
 }
 
 /**

@@ -713,6 +713,123 @@ static void test_picker(void)
 	CHECK(sqcq_steer_pick(free_, 0, 0, &cursor) == -1, "no CPUs: -1");
 }
 
+/*
+ * A device whose gaps depend on this poller: each is @slept ns when the
+ * poller sleeps through it (the interrupt, the wakeup and the other side's
+ * sleep are in it) and @spun ns when a window covers it.  A wakeup learns
+ * a sleep's measured half (250 us: a 500 us ceiling) and, with @probe,
+ * offers a probe.  Runs @sim_ns of device time (sim_clock); counts over
+ * its last @tail_ns.
+ */
+/* Device time, going on from one simulation to the next. */
+static u64 sim_clock = 5000000000ULL;
+
+struct qd1_sim {
+	u64 spin_ns, tail_spin_ns;
+	int gaps, caught, tail_gaps, tail_caught, probes;
+};
+
+static struct qd1_sim sim_qd1(struct sqcq_policy *p,
+			      const struct sqcq_policy_params *c, u64 spun,
+			      u64 slept, u64 sim_ns, u64 tail_ns, bool probe)
+{
+	struct qd1_sim r = {};
+	u64 now = sim_clock, end = now + sim_ns, gap;
+	bool tail, hit;
+	u32 w;
+
+	while (now < end) {
+		w = sqcq_policy_window(p, c, SQCQ_IDLE_TIMEOUT_NS);
+		hit = w >= spun;
+		gap = hit ? spun : slept;
+		tail = now >= end - tail_ns;
+		r.gaps++;
+		r.caught += hit;
+		r.spin_ns += hit ? spun : w;
+		if (tail) {
+			r.tail_gaps++;
+			r.tail_caught += hit;
+			r.tail_spin_ns += hit ? spun : w;
+		}
+		now += gap;
+		sqcq_policy_sample(p, c, gap);
+		if (!hit) {
+			sqcq_policy_cost(p, c, 250000);
+			if (probe && sqcq_policy_probe(p, c, now))
+				r.probes++;
+		}
+	}
+	sim_clock = now;
+	return r;
+}
+
+/*
+ * QD1 with both sides asleep (the quick matrix of 2026-12-05): 900 us
+ * gaps asleep, 150 us while spinning, a 500 us ceiling.  Without probes
+ * the poller learns only the long gaps and never spins; probes find the
+ * short ones.  Where spinning does not shorten the gaps, the probes fail,
+ * back off, and cost little.
+ */
+static void test_probe(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	struct qd1_sim r;
+
+	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
+	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
+	sqcq_policy_init(&p, &c);
+	r = sim_qd1(&p, &c, 150000, 900000, 1000000000ULL, 500000000ULL, false);
+	CHECK(r.caught == 0 && !sqcq_policy_spins(&p, &c),
+	      "both asleep, no probes: 1 s of 900 us gaps, never spins (%d of %d caught)",
+	      r.caught, r.gaps);
+
+	sqcq_policy_init(&p, &c);
+	r = sim_qd1(&p, &c, 150000, 900000, 200000000ULL, 100000000ULL, true);
+	CHECK(r.tail_caught * 10 >= r.tail_gaps * 9 && sqcq_policy_spins(&p, &c),
+	      "with probes: spinning within 100 ms, then %d of %d gaps caught (>= 90%%)",
+	      r.tail_caught, r.tail_gaps);
+	r = sim_qd1(&p, &c, 150000, 900000, 2000000000ULL, 1000000000ULL, true);
+	CHECK(r.probes == 0 && r.tail_caught == r.tail_gaps,
+	      "and it stays: %d of %d caught over 1 s, %d probes", r.tail_caught,
+	      r.tail_gaps, r.probes);
+
+	sqcq_policy_init(&p, &c);
+	r = sim_qd1(&p, &c, 900000, 900000, 20000000000ULL, 10000000000ULL, true);
+	CHECK(r.caught == 0 && !sqcq_policy_spins(&p, &c) && p.probe_fails == SQCQ_PROBE_BACKOFF_MAX,
+	      "spinning does not shorten 900 us gaps: no catch, back at the floor, backed off (%u)",
+	      p.probe_fails);
+	CHECK(r.tail_spin_ns * 100 <= 10000000000ULL && r.probes <= 20,
+	      "failed probes cost %llu us of spin in the last 10 s (<= 1%%), %d probes in 20 s",
+	      (unsigned long long)(r.tail_spin_ns / 1000), r.probes);
+	r = sim_qd1(&p, &c, 150000, 900000, 2000000000ULL, 100000000ULL, true);
+	CHECK(p.probe_fails == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
+	      "spinning pays from then on: found by the next probe (1.6 s at most), which resets the back-off (%u); %d of %d caught",
+	      p.probe_fails, r.tail_caught, r.tail_gaps);
+
+	sqcq_policy_init(&p, &c);
+	CHECK(!sqcq_policy_probe(&p, &c, 1000),
+	      "no probe before a sleep was measured (no ceiling yet)");
+	sqcq_policy_cost(&p, &c, 250000);
+	CHECK(sqcq_policy_probe(&p, &c, 1000) && p.budget_ns == 500000 &&
+	      sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) == 500000,
+	      "a probe opens windows of the ceiling (%u)", p.budget_ns);
+	CHECK(!sqcq_policy_probe(&p, &c, 1000 + SQCQ_PROBE_EVERY_NS),
+	      "not while one runs");
+	sqcq_policy_contended(&p, &c);
+	CHECK(!p.probe && !sqcq_policy_spins(&p, &c) && p.probe_fails == 1,
+	      "contention ends it and counts as a failure (budget %u, fails %u)",
+	      p.budget_ns, p.probe_fails);
+	CHECK(!sqcq_policy_probe(&p, &c, 1000 + SQCQ_PROBE_EVERY_NS) &&
+	      sqcq_policy_probe(&p, &c, 1000 + 2 * SQCQ_PROBE_EVERY_NS),
+	      "the next one after 200 ms, not 100 ms");
+	sqcq_params_set(&c, 0, 500);
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_cost(&p, &c, 250000);
+	CHECK(!sqcq_policy_probe(&p, &c, 1000),
+	      "a configured ceiling: no probes (the user's choice)");
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -736,6 +853,7 @@ int main(void)
 	test_cost_beyond_timeout();
 	test_steers();
 	test_ski_rental();
+	test_probe();
 	test_extremes();
 	test_params_set();
 	test_picker();
