@@ -306,8 +306,10 @@ def write_report(out, summary):
                     "What the pollers ended each cell with, median [min-max] over rounds: the budget "
                     "(the largest of the device's queues), the window it would open (capped by the "
                     "ceiling and the idle timeout; 0: the poller sleeps at once), the measured cost of "
-                    "a sleep's timed half (the `auto` ceiling is twice it) and the share of windows "
-                    "that caught work.  SQ: the host's pollers; CQ: the guest's.\n\n" + budgets + "\n")
+                    "a sleep's timed half (the `auto` ceiling is twice it), the share of windows "
+                    "that caught work, and the probes started from the floor in the cell (a few gaps "
+                    "at the ceiling, to see whether spinning shortens them).  SQ: the host's pollers; "
+                    "CQ: the guest's.\n\n" + budgets + "\n")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))
         f.write("\n## Ratios to baseline beside the proposal's\n\n"

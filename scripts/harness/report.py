@@ -28,10 +28,12 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_window_us", "SQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
+           ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
            ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
-           ("cq_caught", "CQ spin windows that caught work", "{:.2f}")]
+           ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
+           ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}")]
 
 
 def value(st, field):
@@ -56,6 +58,10 @@ def value(st, field):
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
         return p.get("caught", 0) / windows if "caught" in p and windows else None
+    if field in ("sq_probes", "cq_probes"):
+        # Probes the policy started from its floor (older modules: none).
+        p = st.get("poller" if field[0] == "s" else "guest_poller", {})
+        return p.get("probes") if p.get("pollers") else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         ios = st.get("ios")
@@ -219,8 +225,9 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
-           ("sq_caught", "SQ caught"), ("cq_budget_us", "CQ budget us"), ("cq_window_us", "CQ window us"),
-           ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught")]
+           ("sq_caught", "SQ caught"), ("sq_probes", "SQ probes"), ("cq_budget_us", "CQ budget us"),
+           ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
+           ("cq_probes", "CQ probes")]
 
 
 def budget_markdown(summary, modes, tests):
