@@ -726,6 +726,8 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 		.ema_ns = READ_ONCE(sv->policy.ema_ns),
 		.budget_ns = READ_ONCE(sv->policy.budget_ns),
 		.cost_ns = READ_ONCE(sv->policy.cost_ns),
+		.probe = READ_ONCE(sv->policy.probe),
+		.probed_ns = READ_ONCE(sv->policy.probed_ns),
 	};
 	struct sqcq_policy_params c;
 
@@ -737,7 +739,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
 	u64 sum[10] = {}, ema = 0, most = 0, work;
-	u32 cost = 0, window = 0;
+	u32 cost = 0, window = 0, probed = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -764,16 +766,18 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		}
 		/* (the largest: a vq never kicked has measured nothing) */
 		cost = max(cost, READ_ONCE(sv->policy.cost_ns));
+		probed = max(probed, READ_ONCE(sv->policy.probed_ns));
 		window = max(window, sqcq_window_now(sv));
 	}
 	/*
 	 * budget_ns is the policy's (of the vq that served the most since
 	 * open, with its gap EMA: a vq never used shows its initial state);
-	 * window_ns the longest spin the vqs would open now.
+	 * probed_ns the largest ceiling a probe measured (0: none), window_ns
+	 * the longest spin the vqs would open now.
 	 */
-	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
+	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
 		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema, cost,
-		   window);
+		   probed, window);
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);

@@ -612,6 +612,8 @@ static u32 sqcq_window_now(struct virtio_sqcq_cq *cq,
 		.ema_ns = READ_ONCE(p->policy.ema_ns),
 		.budget_ns = READ_ONCE(p->policy.budget_ns),
 		.cost_ns = READ_ONCE(p->policy.cost_ns),
+		.probe = READ_ONCE(p->policy.probe),
+		.probed_ns = READ_ONCE(p->policy.probed_ns),
 	};
 
 	return sqcq_policy_window(&policy, &cq->params, cq->idle_timeout_ns);
@@ -634,8 +636,8 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
 		   task_pid_nr(p->task), p->ring->vq->index,
 		   cpumask_pr_args(p->cpus), sqcq_state_names[state]);
-	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
-		   policy.budget_ns, policy.ema_ns, policy.cost_ns,
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
+		   policy.budget_ns, policy.ema_ns, policy.cost_ns, policy.probed_ns,
 		   sqcq_policy_window(&policy, &p->cq->params,
 				      p->cq->idle_timeout_ns));
 	sqcq_counts_add(&c, p);
@@ -652,7 +654,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
-	u32 budget = 0, cost = 0, window = 0, b;
+	u32 budget = 0, cost = 0, window = 0, probed = 0, b;
 	u64 ema = 0;
 	unsigned int i;
 
@@ -666,15 +668,16 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 			ema = READ_ONCE(cq->pollers[i].policy.ema_ns);
 		}
 		cost = max(cost, READ_ONCE(cq->pollers[i].policy.cost_ns));
+		probed = max(probed, READ_ONCE(cq->pollers[i].policy.probed_ns));
 		window = max(window, sqcq_window_now(cq, &cq->pollers[i]));
 	}
 	/*
 	 * The largest budget of the device's pollers and its gap EMA; the
-	 * largest measured sleep cost and the longest window a poller would
-	 * open now.
+	 * largest measured sleep cost, the largest ceiling a probe measured
+	 * and the longest window a poller would open now.
 	 */
-	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nwindow_ns %u\n",
-		   budget, ema, cost, window);
+	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
+		   budget, ema, cost, probed, window);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));

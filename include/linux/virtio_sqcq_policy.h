@@ -55,21 +55,31 @@
  * windows contended in a row bring the budget to the floor, and a passing
  * kworker costs two short gaps of regrowth.
  *
- * A poller that sleeps learns the gaps of a device whose other side sleeps
- * too, and at QD1 those are a whole round trip with a kick, an interrupt
- * and two wakeups in it: too long to spin for, so neither side ever sees
- * the shorter gaps it would find if it spun.  So with a measured ceiling a
- * poller at its floor probes (sqcq_policy_probe()): the caller offers a
- * probe on a wakeup, at most every SQCQ_PROBE_EVERY_NS, and the window
- * stays at the ceiling for the next SQCQ_PROBE_GAPS gaps, learnt as usual.
- * If they came close enough for the rules above to spin, the budget stays
- * (and the other side, its gaps now shorter, follows); if not, it drops
- * to the floor, and each failed probe in a row doubles the time to the
- * next, up to 2^SQCQ_PROBE_BACKOFF_MAX times.  Failing for ever costs at
- * most SQCQ_PROBE_GAPS ceilings (8 ms) every 1.6 s, only while requests
- * flow, on a CPU nothing else wants: contention ends a probe.  KVM's halt
- * polling grows its window from any block shorter than its ceiling, which
- * finds the same state by never sitting at 0.
+ * What a sleep costs is more than either half that can be timed: at QD1
+ * a gap slept through is a whole round trip with a kick, an interrupt,
+ * the halt around it and two wakeups in it, and each side's timed half is
+ * a fraction of that.  A poller at its floor learns only such gaps, too
+ * long to spin for under the measured ceiling, so neither side ever sees
+ * the shorter gaps it would find if it spun.  So with a measured ceiling
+ * a poller at its floor probes (sqcq_policy_probe()): the caller offers a
+ * probe on a wakeup, at most every SQCQ_PROBE_EVERY_NS, and the window is
+ * the hard cap (the longest window) for the next SQCQ_PROBE_GAPS gaps.
+ * Their mean against the mean of the gaps slept through at the floor
+ * (@slept, both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning
+ * saved per gap: a sleep's cost measured end to end, whatever part of it
+ * neither side can time.  If that is above the measured ceiling, it is
+ * the ceiling from then on (@probed, at most the hard cap) and the rules
+ * above go on from what the probe learnt; the other side, its gaps now
+ * shorter, follows.  When they drop the budget to the floor, @probed is
+ * forgotten.  A probe that saved less failed: back to the floor, and each
+ * failed probe in a row doubles the time to the next, up to
+ * 2^SQCQ_PROBE_BACKOFF_MAX times.  Gaps that do not depend on the poller
+ * (a workload's own pauses) save nothing when spun through, so their
+ * probes fail; failing for ever costs at most SQCQ_PROBE_GAPS windows
+ * (8 ms) every 1.6 s, only while requests flow, on a CPU nothing else
+ * wants: contention ends a probe.  KVM's halt polling grows its window
+ * from any block shorter than its ceiling, which finds the same state by
+ * never sitting at 0, and pays for it on every block.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -108,6 +118,9 @@ struct sqcq_policy {
 	u32 probe;		/* gaps left in a probe (0: none) */
 	u32 probe_fails;	/* failed probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
 	u64 probe_at;		/* when the last probe started (caller's clock) */
+	u64 probe_sum;		/* the probe's gaps so far, each capped */
+	u32 slept_ns;		/* EMA of the gaps at the floor, capped (0: none) */
+	u32 probed_ns;		/* the ceiling a probe measured (0: none) */
 };
 
 /*
@@ -142,12 +155,21 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
 #define SQCQ_HIT_ONE		65536U	/* 2^16 */
 #define SQCQ_HIT_MIN_SHIFT	3
 /*
- * A probe (sqcq_policy_probe()) holds the window at the ceiling for this
+ * A probe (sqcq_policy_probe()) holds the window at the hard cap for this
  * many gaps: enough for the EMA to fall from its misses (9/8 of the
  * ceiling) to 3/4 of it when they are all caught at half of it, and for
  * the share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first.
  */
-#define SQCQ_PROBE_GAPS		8
+#define SQCQ_PROBE_GAPS		8U
+#define SQCQ_PROBE_SHIFT	3	/* their mean: a shift */
+static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
+	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)));
+/*
+ * Gaps are compared capped at this many hard caps: a pause of the
+ * workload's own (fio's think time) is as long spun through as slept
+ * through and would only add noise to the means.
+ */
+#define SQCQ_PROBE_GAP_CAPS	2
 /* Probes start at most this often (100 ms) ... */
 #define SQCQ_PROBE_EVERY_NS	100000000ULL
 /* ... and 2^(failed probes in a row) times less often, up to 2^this. */
@@ -215,6 +237,9 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probe = 0;
 	p->probe_fails = 0;
 	p->probe_at = 0;
+	p->probe_sum = 0;
+	p->slept_ns = 0;
+	p->probed_ns = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -234,16 +259,19 @@ static inline u64 sqcq_ema_step(u64 ema, u64 sample, u32 shift)
  * never worse than twice the best offline choice.  So with a measured
  * ceiling a spin lasts at most what a sleep costs here: its measured half
  * and the other side's (SQCQ_COST_HALVES; no spinning before the first
- * measurement); otherwise the configured ceiling.
+ * measurement), or what a probe found it costs end to end if that is
+ * more; the hard cap during a probe; otherwise the configured ceiling.
  */
 static inline u32 sqcq_policy_ceiling(const struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c)
 {
 	u64 cost = (u64)p->cost_ns * SQCQ_COST_HALVES;	/* no overflow */
 
-	if (c->measured && cost < c->spin_max_ns)
-		return (u32)cost;
-	return c->spin_max_ns;
+	if (!c->measured || p->probe)
+		return c->spin_max_ns;
+	if (cost < p->probed_ns)
+		cost = p->probed_ns;
+	return cost < c->spin_max_ns ? (u32)cost : c->spin_max_ns;
 }
 
 /* Where the budget is heading for the current EMA. */
@@ -314,6 +342,46 @@ static inline void sqcq_policy_move(struct sqcq_policy *p,
 }
 
 /**
+ * sqcq_policy_spins - is spinning worth starting at all?
+ * @p: policy state
+ * @c: parameters
+ *
+ * Return: false when the budget is at its floor, i.e. the policy predicts
+ * that the next request comes too late for a spin to catch it.
+ */
+static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
+				     const struct sqcq_policy_params *c)
+{
+	return p->budget_ns > c->spin_min_ns;
+}
+
+/*
+ * A probe's last gap: what spinning saved per gap (the gaps at the floor
+ * against the probe's, each capped) is a sleep's cost measured end to
+ * end.  More than the measured ceiling: the ceiling from now on, and the
+ * rules go on from what the probe learnt.  Otherwise the probe failed:
+ * back to the floor as before it (its catches taught nothing), and the
+ * next probe waits longer.
+ */
+static inline void sqcq_probe_end(struct sqcq_policy *p,
+				  const struct sqcq_policy_params *c)
+{
+	u64 mean = p->probe_sum >> SQCQ_PROBE_SHIFT;
+	u64 saved = p->slept_ns > mean ? p->slept_ns - mean : 0;
+
+	p->probe_sum = 0;
+	if (saved > sqcq_policy_ceiling(p, c)) {
+		p->probed_ns = saved < c->spin_max_ns ? (u32)saved : c->spin_max_ns;
+		p->probe_fails = 0;
+		return;
+	}
+	p->hit = 0;
+	p->budget_ns = c->spin_min_ns;
+	if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
+		p->probe_fails++;
+}
+
+/**
  * sqcq_policy_sample - learn from one observed gap
  * @p: policy state
  * @c: parameters
@@ -327,8 +395,15 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 				      u64 gap_ns)
 {
 	u32 max = sqcq_policy_ceiling(p, c), target;
-	bool probed = p->probe;
+	u64 cap = (u64)c->spin_max_ns * SQCQ_PROBE_GAP_CAPS;	/* < 2^32 */
+	u64 capped = gap_ns < cap ? gap_ns : cap;
 
+	if (p->probe)
+		p->probe_sum += capped;
+	else if (c->measured && !sqcq_policy_spins(p, c))
+		p->slept_ns = p->slept_ns ?
+			(u32)sqcq_ema_step(p->slept_ns, capped, c->weight_shift) :
+			(u32)capped;
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
 	/*
@@ -342,17 +417,17 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	if (gap_ns > SQCQ_GAP_CAP_NS)
 		gap_ns = SQCQ_GAP_CAP_NS;
 	p->ema_ns = sqcq_ema_step(p->ema_ns, gap_ns, c->weight_shift);
-	if (p->probe && --p->probe) {
-		p->budget_ns = max;	/* the probe goes on at the ceiling */
-		return;
+	if (p->probe) {
+		if (--p->probe) {
+			p->budget_ns = max;	/* the probe goes on */
+			return;
+		}
+		sqcq_probe_end(p, c);
 	}
 	target = sqcq_policy_target(p, c);
-	if (probed && target == c->spin_min_ns) {
-		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
-			p->probe_fails++;
-	} else if (probed) {
-		p->probe_fails = 0;
-	}
+	/* Spinning stopped paying: a probe measures the sleep again. */
+	if (target == c->spin_min_ns)
+		p->probed_ns = 0;
 	sqcq_policy_move(p, c, target);
 }
 
@@ -418,6 +493,7 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	 */
 	if (p->probe) {
 		p->probe = 0;
+		p->probe_sum = 0;
 		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_fails++;
 		b = 0;
@@ -426,20 +502,6 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	if (b < SQCQ_GROW_START_NS)
 		b = 0;
 	p->budget_ns = b > c->spin_min_ns ? b : c->spin_min_ns;
-}
-
-/**
- * sqcq_policy_spins - is spinning worth starting at all?
- * @p: policy state
- * @c: parameters
- *
- * Return: false when the budget is at its floor, i.e. the policy predicts
- * that the next request comes too late for a spin to catch it.
- */
-static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
-				     const struct sqcq_policy_params *c)
-{
-	return p->budget_ns > c->spin_min_ns;
 }
 
 /**
@@ -452,26 +514,27 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
  * Call on a wakeup that the policy would answer without spinning (budget
  * at the floor), from the context that owns @p then.  Only with a
  * measured ceiling (a configured one is the user's choice), once a sleep
- * was measured, and at most every SQCQ_PROBE_EVERY_NS, backed off after
- * failed probes.  Return: true if a probe starts: the window is the
- * ceiling for the next SQCQ_PROBE_GAPS gaps (sqcq_policy_sample()).
+ * and gaps at the floor were measured, and at most every
+ * SQCQ_PROBE_EVERY_NS, backed off after failed probes.  Return: true if a
+ * probe starts: the window is the hard cap for the next SQCQ_PROBE_GAPS
+ * gaps (sqcq_policy_sample()).
  */
 static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 				     const struct sqcq_policy_params *c,
 				     u64 now_ns)
 {
-	u32 max = sqcq_policy_ceiling(p, c);
 	u64 every = SQCQ_PROBE_EVERY_NS << p->probe_fails;
 
-	if (!c->measured || !p->cost_ns || p->probe ||
-	    sqcq_policy_spins(p, c) || max <= c->spin_min_ns)
+	if (!c->measured || !p->cost_ns || !p->slept_ns || p->probe ||
+	    sqcq_policy_spins(p, c) || c->spin_max_ns <= c->spin_min_ns)
 		return false;
 	/* (signed: a stamp from a clock that is ahead is recent) */
 	if (p->probe_at && (s64)(now_ns - p->probe_at) < (s64)every)
 		return false;
 	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */
 	p->probe = SQCQ_PROBE_GAPS;
-	p->budget_ns = max;
+	p->probe_sum = 0;
+	p->budget_ns = sqcq_policy_ceiling(p, c);	/* the hard cap */
 	return true;
 }
 

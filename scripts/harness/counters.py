@@ -259,8 +259,9 @@ class KvmCounters:
 SQCQ_DEBUGFS = "/sys/kernel/debug/vhost-sqcq"
 # The policy's state in the pollers' stats (the value at the end of a step,
 # not a counter to take a difference of): budget, gap EMA, measured sleep
-# cost, and the spin window a poller would open now.
-POLICY = ("budget_ns", "ema_ns", "cost_ns", "window_ns")
+# cost, the ceiling a probe measured, and the spin window a poller would
+# open now.
+POLICY = ("budget_ns", "ema_ns", "cost_ns", "probed_ns", "window_ns")
 GAUGES = POLICY + ("pid",)
 
 

@@ -718,7 +718,7 @@ static void test_picker(void)
  * poller sleeps through it (the interrupt, the wakeup and the other side's
  * sleep are in it) and @spun ns when a window covers it.  A wakeup learns
  * a sleep's measured half (250 us: a 500 us ceiling) and, with @probe,
- * offers a probe.  Runs @sim_ns of device time (sim_clock); counts over
+ * offers a probe.  Each gap gets a random 0-@jitter ns on top.  Runs @sim_ns of device time (sim_clock); counts over
  * its last @tail_ns.
  */
 /* Device time, going on from one simulation to the next. */
@@ -729,27 +729,29 @@ struct qd1_sim {
 	int gaps, caught, tail_gaps, tail_caught, probes;
 };
 
-static struct qd1_sim sim_qd1(struct sqcq_policy *p,
-			      const struct sqcq_policy_params *c, u64 spun,
-			      u64 slept, u64 sim_ns, u64 tail_ns, bool probe)
+static struct qd1_sim sim_gaps(struct sqcq_policy *p,
+			       const struct sqcq_policy_params *c, u64 spun,
+			       u64 slept, u64 jitter, u64 sim_ns, u64 tail_ns,
+			       bool probe)
 {
 	struct qd1_sim r = {};
-	u64 now = sim_clock, end = now + sim_ns, gap;
+	u64 now = sim_clock, end = now + sim_ns, gap, j;
 	bool tail, hit;
 	u32 w;
 
 	while (now < end) {
 		w = sqcq_policy_window(p, c, SQCQ_IDLE_TIMEOUT_NS);
-		hit = w >= spun;
-		gap = hit ? spun : slept;
+		j = jitter ? next_rand() % jitter : 0;
+		hit = w >= spun + j;
+		gap = (hit ? spun : slept) + j;
 		tail = now >= end - tail_ns;
 		r.gaps++;
 		r.caught += hit;
-		r.spin_ns += hit ? spun : w;
+		r.spin_ns += hit ? gap : w;
 		if (tail) {
 			r.tail_gaps++;
 			r.tail_caught += hit;
-			r.tail_spin_ns += hit ? spun : w;
+			r.tail_spin_ns += hit ? gap : w;
 		}
 		now += gap;
 		sqcq_policy_sample(p, c, gap);
@@ -761,6 +763,13 @@ static struct qd1_sim sim_qd1(struct sqcq_policy *p,
 	}
 	sim_clock = now;
 	return r;
+}
+
+static struct qd1_sim sim_qd1(struct sqcq_policy *p,
+			      const struct sqcq_policy_params *c, u64 spun,
+			      u64 slept, u64 sim_ns, u64 tail_ns, bool probe)
+{
+	return sim_gaps(p, c, spun, slept, 0, sim_ns, tail_ns, probe);
 }
 
 /*
@@ -796,9 +805,10 @@ static void test_probe(void)
 
 	sqcq_policy_init(&p, &c);
 	r = sim_qd1(&p, &c, 900000, 900000, 20000000000ULL, 10000000000ULL, true);
-	CHECK(r.caught == 0 && !sqcq_policy_spins(&p, &c) && p.probe_fails == SQCQ_PROBE_BACKOFF_MAX,
-	      "spinning does not shorten 900 us gaps: no catch, back at the floor, backed off (%u)",
-	      p.probe_fails);
+	CHECK(r.caught <= r.probes * (int)SQCQ_PROBE_GAPS && !sqcq_policy_spins(&p, &c) &&
+	      p.probe_fails == SQCQ_PROBE_BACKOFF_MAX && !p.probed_ns,
+	      "spinning does not shorten 900 us gaps: caught only in probes (%d), back at the floor, backed off (%u)",
+	      r.caught, p.probe_fails);
 	CHECK(r.tail_spin_ns * 100 <= 10000000000ULL && r.probes <= 20,
 	      "failed probes cost %llu us of spin in the last 10 s (<= 1%%), %d probes in 20 s",
 	      (unsigned long long)(r.tail_spin_ns / 1000), r.probes);
@@ -807,13 +817,25 @@ static void test_probe(void)
 	      "spinning pays from then on: found by the next probe (1.6 s at most), which resets the back-off (%u); %d of %d caught",
 	      p.probe_fails, r.tail_caught, r.tail_gaps);
 
+	/* The workload's own gaps, 0.1-1.5 ms: spinning shortens none. */
+	sqcq_policy_init(&p, &c);
+	r = sim_gaps(&p, &c, 100000, 100000, 1400000, 20000000000ULL, 10000000000ULL, true);
+	CHECK(!p.probed_ns && p.probe_fails >= SQCQ_PROBE_BACKOFF_MAX - 1,
+	      "gaps of 0.1-1.5 ms that spinning does not shorten: no probe pays (fails %u, %d probes)",
+	      p.probe_fails, r.probes);
+	CHECK(sqcq_policy_ceiling(&p, &c) == 500000,
+	      "and the ceiling stays what was measured (%u)", sqcq_policy_ceiling(&p, &c));
+
 	sqcq_policy_init(&p, &c);
 	CHECK(!sqcq_policy_probe(&p, &c, 1000),
 	      "no probe before a sleep was measured (no ceiling yet)");
 	sqcq_policy_cost(&p, &c, 250000);
-	CHECK(sqcq_policy_probe(&p, &c, 1000) && p.budget_ns == 500000 &&
-	      sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) == 500000,
-	      "a probe opens windows of the ceiling (%u)", p.budget_ns);
+	CHECK(!sqcq_policy_probe(&p, &c, 1000),
+	      "nor before a gap at the floor (nothing to compare with)");
+	sqcq_policy_sample(&p, &c, 900000);
+	CHECK(sqcq_policy_probe(&p, &c, 1000) && p.budget_ns == c.spin_max_ns &&
+	      sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) == SQCQ_IDLE_TIMEOUT_NS,
+	      "a probe opens windows of the hard cap, the longest (%u)", p.budget_ns);
 	CHECK(!sqcq_policy_probe(&p, &c, 1000 + SQCQ_PROBE_EVERY_NS),
 	      "not while one runs");
 	sqcq_policy_contended(&p, &c);
@@ -826,6 +848,7 @@ static void test_probe(void)
 	sqcq_params_set(&c, 0, 500);
 	sqcq_policy_init(&p, &c);
 	sqcq_policy_cost(&p, &c, 250000);
+	sqcq_policy_sample(&p, &c, 900000);
 	CHECK(!sqcq_policy_probe(&p, &c, 1000),
 	      "a configured ceiling: no probes (the user's choice)");
 }
