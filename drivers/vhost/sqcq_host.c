@@ -95,7 +95,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us: auto (default: what a sleep costs, twice what is measured from each kick to its service) or a fixed 0-1000000, which overrides the measurement");
+		 "Spin budget ceiling in us: auto (default: what a sleep costs, twice what is measured from each kick to its service, or what a probe from the floor measured end to end if more) or a fixed 0-1000000, which overrides the measurement and the probes");
 
 /*
  * Debugfs only, for tests and experiments (vhost-sqcq/spin_min_us,
