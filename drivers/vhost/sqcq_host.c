@@ -738,7 +738,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[10] = {}, ema = 0, most = 0, work;
+	u64 sum[11] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0, probed = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
@@ -757,6 +757,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[7] += READ_ONCE(sv->caught);
 		sum[8] += READ_ONCE(sv->steered);
 		sum[9] += READ_ONCE(sv->probes);
+		sum[10] += READ_ONCE(sv->policy.probes_paid);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -781,8 +782,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\n",
-		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\n",
+		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10]);
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;

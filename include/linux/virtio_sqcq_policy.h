@@ -68,12 +68,14 @@
  * (@slept, both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning
  * saved per gap: a sleep's cost measured end to end, whatever part of it
  * neither side can time.  If that is above the measured ceiling, it is
- * the ceiling from then on (@probed, at most the hard cap) and the rules
- * above go on from what the probe learnt; the other side, its gaps now
- * shorter, follows.  When they drop the budget to the floor, @probed is
- * forgotten.  A probe that saved less failed: back to the floor, and each
- * failed probe in a row doubles the time to the next, up to
- * 2^SQCQ_PROBE_BACKOFF_MAX times.  Gaps that do not depend on the poller
+ * the ceiling (@probed, at most the hard cap) until the next probe, and
+ * the rules above go on from what the probe learnt; the other side, its
+ * gaps now shorter, follows.  A poller that the rules bring back to its
+ * floor probes again, and may spin again before that if its gaps come
+ * within the ceiling.  A probe that saved less failed: @probed is
+ * forgotten, the budget goes back to the floor, and each failed probe in
+ * a row doubles the time to the next, up to 2^SQCQ_PROBE_BACKOFF_MAX
+ * times.  Gaps that do not depend on the poller
  * (a workload's own pauses) save nothing when spun through, so their
  * probes fail; failing for ever costs at most SQCQ_PROBE_GAPS windows
  * (8 ms) every 1.6 s, only while requests flow, on a CPU nothing else
@@ -121,6 +123,7 @@ struct sqcq_policy {
 	u64 probe_sum;		/* the probe's gaps so far, each capped */
 	u32 slept_ns;		/* EMA of the gaps at the floor, capped (0: none) */
 	u32 probed_ns;		/* the ceiling a probe measured (0: none) */
+	u32 probes_paid;	/* probes that measured more than the ceiling */
 };
 
 /*
@@ -240,6 +243,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probe_sum = 0;
 	p->slept_ns = 0;
 	p->probed_ns = 0;
+	p->probes_paid = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -358,10 +362,10 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 /*
  * A probe's last gap: what spinning saved per gap (the gaps at the floor
  * against the probe's, each capped) is a sleep's cost measured end to
- * end.  More than the measured ceiling: the ceiling from now on, and the
- * rules go on from what the probe learnt.  Otherwise the probe failed:
- * back to the floor as before it (its catches taught nothing), and the
- * next probe waits longer.
+ * end.  More than the measured ceiling: the ceiling until the next
+ * probe, and the rules go on from what the probe learnt.  Otherwise the
+ * probe failed: back to the floor with the measured ceiling (its catches
+ * taught nothing), and the next probe waits longer.
  */
 static inline void sqcq_probe_end(struct sqcq_policy *p,
 				  const struct sqcq_policy_params *c)
@@ -373,8 +377,10 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 	if (saved > sqcq_policy_ceiling(p, c)) {
 		p->probed_ns = saved < c->spin_max_ns ? (u32)saved : c->spin_max_ns;
 		p->probe_fails = 0;
+		p->probes_paid++;
 		return;
 	}
+	p->probed_ns = 0;
 	p->hit = 0;
 	p->budget_ns = c->spin_min_ns;
 	if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
@@ -394,7 +400,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c,
 				      u64 gap_ns)
 {
-	u32 max = sqcq_policy_ceiling(p, c), target;
+	u32 max = sqcq_policy_ceiling(p, c);
 	u64 cap = (u64)c->spin_max_ns * SQCQ_PROBE_GAP_CAPS;	/* < 2^32 */
 	u64 capped = gap_ns < cap ? gap_ns : cap;
 
@@ -424,11 +430,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 		}
 		sqcq_probe_end(p, c);
 	}
-	target = sqcq_policy_target(p, c);
-	/* Spinning stopped paying: a probe measures the sleep again. */
-	if (target == c->spin_min_ns)
-		p->probed_ns = 0;
-	sqcq_policy_move(p, c, target);
+	sqcq_policy_move(p, c, sqcq_policy_target(p, c));
 }
 
 /**

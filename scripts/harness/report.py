@@ -29,11 +29,13 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
+           ("sq_probes_paid", "SQ probes that paid (probed ceiling kept)", "{:,.0f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
            ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
-           ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}")]
+           ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
+           ("cq_probes_paid", "CQ probes that paid (probed ceiling kept)", "{:,.0f}")]
 
 
 def value(st, field):
@@ -58,10 +60,11 @@ def value(st, field):
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
         return p.get("caught", 0) / windows if "caught" in p and windows else None
-    if field in ("sq_probes", "cq_probes"):
-        # Probes the policy started from its floor (older modules: none).
+    if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid"):
+        # Probes the policy started from its floor, and those that paid
+        # (older modules: none).
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
-        return p.get("probes") if p.get("pollers") else None
+        return p.get(field[3:]) if p.get("pollers") else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         ios = st.get("ios")

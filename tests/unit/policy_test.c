@@ -803,6 +803,16 @@ static void test_probe(void)
 	      "and it stays: %d of %d caught over 1 s, %d probes", r.tail_caught,
 	      r.tail_gaps, r.probes);
 
+	/* Back to the floor on the workload's own long gaps, no probes ... */
+	r = sim_qd1(&p, &c, 2000000, 2000000, 500000000ULL, 100000000ULL, false);
+	CHECK(!sqcq_policy_spins(&p, &c) && p.probed_ns == 750000,
+	      "2 ms gaps: back at the floor, the probed ceiling kept (%u)", p.probed_ns);
+	/* ... then the other side spins: 600 us gaps, asleep or not. */
+	r = sim_qd1(&p, &c, 600000, 600000, 200000000ULL, 100000000ULL, false);
+	CHECK(r.probes == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
+	      "600 us gaps, under the probed 750 us, over the measured 500: spinning again without a probe, %d of %d caught",
+	      r.tail_caught, r.tail_gaps);
+
 	sqcq_policy_init(&p, &c);
 	r = sim_qd1(&p, &c, 900000, 900000, 20000000000ULL, 10000000000ULL, true);
 	CHECK(r.caught <= r.probes * (int)SQCQ_PROBE_GAPS && !sqcq_policy_spins(&p, &c) &&
