@@ -398,21 +398,6 @@ static void sqcq_work_found(struct vhost_sqcq_vq *sv)
 }
 
 /*
- * A wakeup the policy would answer without spinning: now and then, poll
- * anyway, at the ceiling for a few gaps (sqcq_policy_probe()), in case
- * requests come closer while we spin (the guest then finds its requests
- * taken sooner, and completions come sooner).  The first of its gaps is
- * the one this kick ended.
- */
-static bool sqcq_probe(struct vhost_sqcq_vq *sv, u64 now)
-{
-	if (!sqcq_policy_probe(&sv->policy, &sv->params, now))
-		return false;
-	WRITE_ONCE(sv->probes, sv->probes + 1);
-	return true;
-}
-
-/*
  * A kick when the policy would not spin: service the ring as upstream's
  * kick handler does, in one pass that re-enables notifications at empty
  * and re-checks, and nothing of the poll around it (no second look at the
@@ -536,7 +521,14 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			sv->kicked_at = kick;
 		}
 		sqcq_transition(sv, now, &sv->idle_ns);
-		if (!sqcq_window_budget(sv) && !sqcq_probe(sv, now)) {
+		/*
+		 * No window: now and then poll anyway, at the hard cap for a
+		 * few gaps, in case requests come closer while we spin
+		 * (sqcq_policy_probe(); the first gap is the one this kick
+		 * ended).
+		 */
+		if (!sqcq_window_budget(sv) &&
+		    !sqcq_policy_probe(&sv->policy, &sv->params, now)) {
 			sqcq_inline(sd, sv, vq);
 			return;
 		}
@@ -756,7 +748,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[6] += READ_ONCE(sv->yields);
 		sum[7] += READ_ONCE(sv->caught);
 		sum[8] += READ_ONCE(sv->steered);
-		sum[9] += READ_ONCE(sv->probes);
+		sum[9] += READ_ONCE(sv->policy.probes);
 		sum[10] += READ_ONCE(sv->policy.probes_paid);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);

@@ -58,7 +58,6 @@ struct vhost_virtqueue;
  *	before it, vhost_sqcq_steer_cpu())
  * @steered: commands given TARGET_SCF_USE_CPUID with another CPU (LIO
  *	honours it unless the target's cmd_compl_affinity says otherwise)
- * @probes: probes started at the floor (sqcq_probe())
  * @busy_ns: time from a kick to NEED_WAKEUP, summed
  * @idle_ns: time from NEED_WAKEUP to the next kick, summed
  */
@@ -74,7 +73,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered, probes;
+	u64 caught, steered;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

@@ -153,7 +153,6 @@ struct virtio_sqcq_poller {
 	u64 polls, empty_polls, sleeps, wakeups, wakeups_by_irq, yields;
 	u64 cost_wakeups;		/* of those by irq: to measure the cost only */
 	u64 caught;			/* spin windows that found a completion */
-	u64 probes;			/* probes started (sqcq_policy_probe()) */
 	u64 spin_ns;
 };
 
@@ -485,8 +484,8 @@ static int sqcq_thread(void *data)
  * An interrupt while the poller sleeps: the driver reaps it, so the ring is
  * empty from now on.  Learn the gap and wake the poller if spinning for
  * the next completions pays or is worth a probe, or (auto ceiling) for a
- * cost sample when the last is SQCQ_COST_EVERY_NS old.  Ring lock held.  Return: true if this
- * interrupt woke the poller.
+ * cost sample when the last is SQCQ_COST_EVERY_NS old.  Ring lock held.
+ * Return: true if this interrupt woke the poller.
  */
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 {
@@ -503,8 +502,6 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 	 */
 	spins = sqcq_policy_spins(&p->policy, &p->cq->params) ||
 		(measured && sqcq_policy_probe(&p->policy, &p->cq->params, t));
-	if (spins && p->policy.probe == SQCQ_PROBE_GAPS)
-		WRITE_ONCE(p->probes, p->probes + 1);
 	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
 	if (!spins && (!measured ||
 		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))
@@ -589,7 +586,7 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->yields += READ_ONCE(p->yields);
 	c->caught += READ_ONCE(p->caught);
 	c->spin_ns += READ_ONCE(p->spin_ns);
-	c->probes += READ_ONCE(p->probes);
+	c->probes += READ_ONCE(p->policy.probes);
 	c->probes_paid += READ_ONCE(p->policy.probes_paid);
 }
 

@@ -123,7 +123,8 @@ struct sqcq_policy {
 	u64 probe_sum;		/* the probe's gaps so far, each capped */
 	u32 slept_ns;		/* EMA of the gaps at the floor, capped (0: none) */
 	u32 probed_ns;		/* the ceiling a probe measured (0: none) */
-	u32 probes_paid;	/* probes that measured more than the ceiling */
+	u32 probes;		/* probes started (a counter, for debugfs) */
+	u32 probes_paid;	/* of those, that measured more than the ceiling */
 };
 
 /*
@@ -243,6 +244,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probe_sum = 0;
 	p->slept_ns = 0;
 	p->probed_ns = 0;
+	p->probes = 0;
 	p->probes_paid = 0;
 }
 
@@ -536,6 +538,7 @@ static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */
 	p->probe = SQCQ_PROBE_GAPS;
 	p->probe_sum = 0;
+	p->probes++;
 	p->budget_ns = sqcq_policy_ceiling(p, c);	/* the hard cap */
 	return true;
 }
