@@ -422,8 +422,8 @@ static void sqcq_inline(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	 */
 	atomic64_set(&sv->kick_ns, 0);
 	if (n > 0)
-		sqcq_work_found(sv);
-	sv->kicked_at = 0;	/* (a kick that brought nothing ends no gap) */
+		sqcq_work_found(sv);	/* (the kick's gap is learnt already) */
+	sv->kicked_at = 0;
 	if (n >= vq->dev->weight) {
 		/*
 		 * Past the weight (vhost_exceeds_weight(), the only exit with
@@ -522,13 +522,20 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		sqcq_transition(sv, now, &sv->idle_ns);
 		/*
+		 * The guest kicks only after it added requests: the gap this
+		 * kick ended was slept through.  Learn it before a probe
+		 * starts, whose gaps are the ones its windows see.
+		 */
+		if (sv->kicked_at)
+			sqcq_work_found(sv);
+		/*
 		 * No window: now and then poll anyway, at the hard cap for a
 		 * few gaps, in case requests come closer while we spin
-		 * (sqcq_policy_probe(); the first gap is the one this kick
-		 * ended).
+		 * (sqcq_policy_probe(), offered on every wakeup: it also
+		 * retires a paid probe's ceiling when it is old).
 		 */
-		if (!sqcq_window_budget(sv) &&
-		    !sqcq_policy_probe(&sv->policy, &sv->params, now)) {
+		if (!sqcq_policy_probe(&sv->policy, &sv->params, now) &&
+		    !sqcq_window_budget(sv)) {
 			sqcq_inline(sd, sv, vq);
 			return;
 		}

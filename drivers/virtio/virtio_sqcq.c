@@ -494,14 +494,22 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 	u64 t = measured ? ktime_get_mono_fast_ns() : 0;
 	bool spins;
 
-	sqcq_sample(p, now);
+	/*
+	 * A probe's gaps are those its windows see, not one that ended
+	 * before the poller it woke got to run.
+	 */
+	if (!p->policy.probe || !test_bit(SQCQ_WAKE_PENDING, &p->flags))
+		sqcq_sample(p, now);
 	p->empty_since = now;
 	/*
 	 * At the floor, the next gaps may still come close enough if this
-	 * poller spun for them: probe now and then (auto ceiling only).
+	 * poller spun for them: probe now and then (auto ceiling only;
+	 * offered on every such interrupt, it also retires a paid probe's
+	 * ceiling when it is old).
 	 */
-	spins = sqcq_policy_spins(&p->policy, &p->cq->params) ||
-		(measured && sqcq_policy_probe(&p->policy, &p->cq->params, t));
+	spins = (measured &&
+		 sqcq_policy_probe(&p->policy, &p->cq->params, t)) ||
+		sqcq_policy_spins(&p->policy, &p->cq->params);
 	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
 	if (!spins && (!measured ||
 		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))

@@ -64,24 +64,32 @@
  * a poller at its floor probes (sqcq_policy_probe()): the caller offers a
  * probe on a wakeup, at most every SQCQ_PROBE_EVERY_NS, and the window is
  * the hard cap (the longest window) for the next SQCQ_PROBE_GAPS gaps.
- * Their mean against the mean of the gaps slept through at the floor
- * (@slept, both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning
- * saved per gap: a sleep's cost measured end to end, whatever part of it
- * neither side can time.  If that is above the measured ceiling, it is
- * the ceiling (@probed, at most the hard cap) until the next probe, and
- * the rules above go on from what the probe learnt; the other side, its
- * gaps now shorter, follows.  A poller that the rules bring back to its
- * floor probes again, and may spin again before that if its gaps come
- * within the ceiling.  A probe that saved less failed: @probed is
- * forgotten, the budget goes back to the floor, and each failed probe in
- * a row doubles the time to the next, up to 2^SQCQ_PROBE_BACKOFF_MAX
- * times.  Gaps that do not depend on the poller
- * (a workload's own pauses) save nothing when spun through, so their
- * probes fail; failing for ever costs at most SQCQ_PROBE_GAPS windows
- * (8 ms) every 1.6 s, only while requests flow, on a CPU nothing else
- * wants: contention ends a probe.  KVM's halt polling grows its window
- * from any block shorter than its ceiling, which finds the same state by
- * never sitting at 0, and pays for it on every block.
+ * Their mean against the mean of the gaps learnt without probes (@slept,
+ * both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning saved
+ * per gap: a sleep's cost measured end to end, whatever part of it
+ * neither side can time.  If it saved an eighth of the gaps or more, and
+ * more than they deviate (@slept_dev, so that noise alone seldom pays),
+ * the probe paid: the ceiling is the hard cap until the probe expires,
+ * after SQCQ_PROBE_KEEP_NS (twice that for each paid probe in a row
+ * before it, up to 8 times), and the rules go on from what the probe
+ * learnt; the other side, its gaps now shorter, follows.  This spins
+ * beyond what ski rental allows (windows longer than the sleep they
+ * save) on the evidence that it shortens the round trip, and only on a
+ * CPU nothing else wants.  A poller that the rules bring back to its
+ * floor meanwhile keeps the probe's ceiling, and spins again when its
+ * gaps fit.  An expired ceiling is checked by the next probe against
+ * fresh gaps.  A probe that saved less failed: the budget goes back to
+ * the floor under the measured ceiling, and each failed probe in a row
+ * doubles the time to the next, up to 2^SQCQ_PROBE_BACKOFF_MAX times.
+ * Gaps that do not depend on the poller (a workload's own pauses) save
+ * nothing when spun through, so their probes fail; failing for ever
+ * costs at most SQCQ_PROBE_GAPS windows of the idle timeout every 1.6 s,
+ * only while requests flow, on a CPU nothing else wants: contention ends
+ * a probe on the host; the guest's poller, SCHED_IDLE, yields to the
+ * submitter it completed for, which ends a window, not a probe.  KVM's
+ * halt polling grows its window from any block shorter than its ceiling,
+ * which finds the same state by never sitting at 0, and pays for it on
+ * every block.
  */
 #ifndef _LINUX_VIRTIO_SQCQ_POLICY_H
 #define _LINUX_VIRTIO_SQCQ_POLICY_H
@@ -121,8 +129,11 @@ struct sqcq_policy {
 	u32 probe_fails;	/* failed probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
 	u64 probe_at;		/* when the last probe started (caller's clock) */
 	u64 probe_sum;		/* the probe's gaps so far, each capped */
-	u32 slept_ns;		/* EMA of the gaps at the floor, capped (0: none) */
-	u32 probed_ns;		/* the ceiling a probe measured (0: none) */
+	u32 slept_ns;		/* EMA of the gaps without probes, capped (0: none) */
+	u32 slept_dev_ns;	/* EMA of their deviation from slept_ns */
+	u32 slept_n;		/* gaps in slept_ns, <= SQCQ_PROBE_GAPS */
+	u32 probed_ns;		/* what the last paid probe saved per gap (0: none) */
+	u32 probe_pays;		/* paid probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
 	u32 probes;		/* probes started (a counter, for debugfs) */
 	u32 probes_paid;	/* of those, that measured more than the ceiling */
 };
@@ -161,11 +172,13 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
 /*
  * A probe (sqcq_policy_probe()) holds the window at the hard cap for this
  * many gaps: enough for the EMA to fall from its misses (9/8 of the
- * ceiling) to 3/4 of it when they are all caught at half of it, and for
- * the share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first.
+ * ceiling) to 2/3 of it when they are all caught at half of it, for the
+ * share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first, and for
+ * their mean to vary by about a quarter of their spread (a standard
+ * deviation over 4).  A probe compares with as many gaps at the floor.
  */
-#define SQCQ_PROBE_GAPS		8U
-#define SQCQ_PROBE_SHIFT	3	/* their mean: a shift */
+#define SQCQ_PROBE_GAPS		16U
+#define SQCQ_PROBE_SHIFT	4	/* their mean: a shift */
 static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)));
 /*
@@ -178,6 +191,18 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 #define SQCQ_PROBE_EVERY_NS	100000000ULL
 /* ... and 2^(failed probes in a row) times less often, up to 2^this. */
 #define SQCQ_PROBE_BACKOFF_MAX	4
+/*
+ * A probe pays when spinning shortened the gaps by at least 1/2^this of
+ * them (a QD1 round trip an eighth shorter), and by more than they
+ * deviate (so that noise alone seldom pays).
+ */
+#define SQCQ_PROBE_PAY_SHIFT	3
+/*
+ * A paid probe's ceiling is kept this long (1.6 s), twice as long for
+ * each paid probe in a row before it, up to 2^(SQCQ_PROBE_BACKOFF_MAX-1)
+ * times; then the next probe checks it against fresh gaps at the floor.
+ */
+#define SQCQ_PROBE_KEEP_NS	(SQCQ_PROBE_EVERY_NS << SQCQ_PROBE_BACKOFF_MAX)
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
@@ -243,7 +268,10 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probe_at = 0;
 	p->probe_sum = 0;
 	p->slept_ns = 0;
+	p->slept_dev_ns = 0;
+	p->slept_n = 0;
 	p->probed_ns = 0;
+	p->probe_pays = 0;
 	p->probes = 0;
 	p->probes_paid = 0;
 }
@@ -265,18 +293,17 @@ static inline u64 sqcq_ema_step(u64 ema, u64 sample, u32 shift)
  * never worse than twice the best offline choice.  So with a measured
  * ceiling a spin lasts at most what a sleep costs here: its measured half
  * and the other side's (SQCQ_COST_HALVES; no spinning before the first
- * measurement), or what a probe found it costs end to end if that is
- * more; the hard cap during a probe; otherwise the configured ceiling.
+ * measurement).  The hard cap during a probe, and after one that paid
+ * until it expires (sqcq_policy_probe()); otherwise the configured
+ * ceiling.
  */
 static inline u32 sqcq_policy_ceiling(const struct sqcq_policy *p,
 				      const struct sqcq_policy_params *c)
 {
 	u64 cost = (u64)p->cost_ns * SQCQ_COST_HALVES;	/* no overflow */
 
-	if (!c->measured || p->probe)
+	if (!c->measured || p->probe || p->probed_ns)
 		return c->spin_max_ns;
-	if (cost < p->probed_ns)
-		cost = p->probed_ns;
 	return cost < c->spin_max_ns ? (u32)cost : c->spin_max_ns;
 }
 
@@ -361,28 +388,57 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
+/* A gap at the floor: its EMA and mean deviation (TCP's srtt, rttvar). */
+static inline void sqcq_learn_slept(struct sqcq_policy *p,
+				    const struct sqcq_policy_params *c,
+				    u32 gap_ns)
+{
+	u32 dev;
+
+	if (p->slept_n < SQCQ_PROBE_GAPS)
+		p->slept_n++;
+	if (!p->slept_ns) {
+		p->slept_ns = gap_ns ? gap_ns : 1;	/* 0 means "none" */
+		p->slept_dev_ns = gap_ns / 2;
+		return;
+	}
+	dev = gap_ns > p->slept_ns ? gap_ns - p->slept_ns : p->slept_ns - gap_ns;
+	p->slept_dev_ns = (u32)sqcq_ema_step(p->slept_dev_ns, dev,
+					     c->weight_shift);
+	p->slept_ns = (u32)sqcq_ema_step(p->slept_ns, gap_ns, c->weight_shift);
+	if (!p->slept_ns)
+		p->slept_ns = 1;
+}
+
 /*
  * A probe's last gap: what spinning saved per gap (the gaps at the floor
  * against the probe's, each capped) is a sleep's cost measured end to
- * end.  More than the measured ceiling: the ceiling until the next
- * probe, and the rules go on from what the probe learnt.  Otherwise the
- * probe failed: back to the floor with the measured ceiling (its catches
- * taught nothing), and the next probe waits longer.
+ * end.  An eighth of the gaps or more, and more than they deviate:
+ * spinning pays, on a CPU nothing else wants, even beyond what ski rental
+ * allows (a window longer than the sleep it saves), so the ceiling is the
+ * hard cap until the probe expires, and the rules go on from what the
+ * probe learnt.  Otherwise the probe failed: back to the floor with the
+ * measured ceiling (its catches taught nothing), and the next probe
+ * waits longer.
  */
 static inline void sqcq_probe_end(struct sqcq_policy *p,
 				  const struct sqcq_policy_params *c)
 {
 	u64 mean = p->probe_sum >> SQCQ_PROBE_SHIFT;
-	u64 saved = p->slept_ns > mean ? p->slept_ns - mean : 0;
+	u32 saved = p->slept_ns > mean ? p->slept_ns - (u32)mean : 0;
 
 	p->probe_sum = 0;
-	if (saved > sqcq_policy_ceiling(p, c)) {
-		p->probed_ns = saved < c->spin_max_ns ? (u32)saved : c->spin_max_ns;
+	if (saved && saved >= p->slept_ns >> SQCQ_PROBE_PAY_SHIFT &&
+	    saved >= p->slept_dev_ns) {
+		p->probed_ns = saved;
 		p->probe_fails = 0;
+		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
+			p->probe_pays++;
 		p->probes_paid++;
 		return;
 	}
 	p->probed_ns = 0;
+	p->probe_pays = 0;
 	p->hit = 0;
 	p->budget_ns = c->spin_min_ns;
 	if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
@@ -406,12 +462,12 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	u64 cap = (u64)c->spin_max_ns * SQCQ_PROBE_GAP_CAPS;	/* < 2^32 */
 	u64 capped = gap_ns < cap ? gap_ns : cap;
 
+	if (p->probe && !c->measured)
+		p->probe = 0;	/* the ceiling was configured meanwhile */
 	if (p->probe)
 		p->probe_sum += capped;
-	else if (c->measured && !sqcq_policy_spins(p, c))
-		p->slept_ns = p->slept_ns ?
-			(u32)sqcq_ema_step(p->slept_ns, capped, c->weight_shift) :
-			(u32)capped;
+	else if (c->measured && !p->probed_ns)
+		sqcq_learn_slept(p, c, (u32)capped);
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
 	/*
@@ -515,24 +571,43 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
  * @c: parameters
  * @now_ns: the caller's clock (its unit ns; only differences are used)
  *
- * Call on a wakeup that the policy would answer without spinning (budget
- * at the floor), from the context that owns @p then.  Only with a
- * measured ceiling (a configured one is the user's choice), once a sleep
- * and gaps at the floor were measured, and at most every
- * SQCQ_PROBE_EVERY_NS, backed off after failed probes.  Return: true if a
- * probe starts: the window is the hard cap for the next SQCQ_PROBE_GAPS
- * gaps (sqcq_policy_sample()).
+ * Call on every wakeup of a sleeping poller, from the context that owns
+ * @p then.  A paid probe's ceiling older than SQCQ_PROBE_KEEP_NS (longer
+ * after paid probes in a row) is forgotten here.  A probe starts only at
+ * the floor, with a measured ceiling (a configured one is the user's
+ * choice), once a sleep and gaps at the floor were measured, and at most
+ * every SQCQ_PROBE_EVERY_NS, backed off after failed probes.  Return:
+ * true if a probe starts: the window is the hard cap for the next
+ * SQCQ_PROBE_GAPS gaps (sqcq_policy_sample()).
  */
 static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 				     const struct sqcq_policy_params *c,
 				     u64 now_ns)
 {
 	u64 every = SQCQ_PROBE_EVERY_NS << p->probe_fails;
+	u64 keep;
 
-	if (!c->measured || !p->cost_ns || !p->slept_ns || p->probe ||
-	    sqcq_policy_spins(p, c) || c->spin_max_ns <= c->spin_min_ns)
+	if (!c->measured || p->probe)
 		return false;
 	/* (signed: a stamp from a clock that is ahead is recent) */
+	if (p->probed_ns) {
+		keep = SQCQ_PROBE_KEEP_NS << (p->probe_pays - 1);
+		if ((s64)(now_ns - p->probe_at) < (s64)keep)
+			return false;
+		/*
+		 * Expired: back to the measured ceiling.  If the gaps do
+		 * not fit it, the rules bring the budget to the floor, and
+		 * the next probe compares with 100 ms of fresh gaps there.
+		 */
+		p->probed_ns = 0;
+		p->probe_at = now_ns ? now_ns : 1;
+		p->slept_ns = 0;
+		p->slept_n = 0;
+		return false;
+	}
+	if (!p->cost_ns || p->slept_n < SQCQ_PROBE_GAPS ||
+	    sqcq_policy_spins(p, c) || c->spin_max_ns <= c->spin_min_ns)
+		return false;
 	if (p->probe_at && (s64)(now_ns - p->probe_at) < (s64)every)
 		return false;
 	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */

@@ -784,6 +784,7 @@ static void test_probe(void)
 	struct sqcq_policy_params c;
 	struct sqcq_policy p;
 	struct qd1_sim r;
+	unsigned int i;
 
 	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
 	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
@@ -798,20 +799,35 @@ static void test_probe(void)
 	CHECK(r.tail_caught * 10 >= r.tail_gaps * 9 && sqcq_policy_spins(&p, &c),
 	      "with probes: spinning within 100 ms, then %d of %d gaps caught (>= 90%%)",
 	      r.tail_caught, r.tail_gaps);
+	CHECK(p.probes == 1 && p.probes_paid == 1 && p.probed_ns == 750000 &&
+	      sqcq_policy_ceiling(&p, &c) == c.spin_max_ns,
+	      "one probe, paid: it saved 750 us a gap, the ceiling is the hard cap (%u)",
+	      sqcq_policy_ceiling(&p, &c));
+
+	/* Back to the floor on the workload's own long gaps ... */
+	r = sim_qd1(&p, &c, 2000000, 2000000, 100000000ULL, 100000000ULL, true);
+	CHECK(!sqcq_policy_spins(&p, &c) && p.probed_ns == 750000 && r.probes == 0,
+	      "2 ms gaps: back at the floor, no probe, the probe's ceiling kept (%u)",
+	      p.probed_ns);
+	/* ... then the other side spins: 600 us gaps, asleep or not. */
+	r = sim_qd1(&p, &c, 600000, 600000, 200000000ULL, 100000000ULL, true);
+	CHECK(r.probes == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
+	      "600 us gaps, over the measured 500 us, under the probe's hard cap: spinning again without a probe, %d of %d caught",
+	      r.tail_caught, r.tail_gaps);
 	r = sim_qd1(&p, &c, 150000, 900000, 2000000000ULL, 1000000000ULL, true);
 	CHECK(r.probes == 0 && r.tail_caught == r.tail_gaps,
-	      "and it stays: %d of %d caught over 1 s, %d probes", r.tail_caught,
-	      r.tail_gaps, r.probes);
-
-	/* Back to the floor on the workload's own long gaps, no probes ... */
-	r = sim_qd1(&p, &c, 2000000, 2000000, 500000000ULL, 100000000ULL, false);
-	CHECK(!sqcq_policy_spins(&p, &c) && p.probed_ns == 750000,
-	      "2 ms gaps: back at the floor, the probed ceiling kept (%u)", p.probed_ns);
-	/* ... then the other side spins: 600 us gaps, asleep or not. */
-	r = sim_qd1(&p, &c, 600000, 600000, 200000000ULL, 100000000ULL, false);
-	CHECK(r.probes == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
-	      "600 us gaps, under the probed 750 us, over the measured 500: spinning again without a probe, %d of %d caught",
-	      r.tail_caught, r.tail_gaps);
+	      "and it stays: %d of %d caught over 1 s, no wakeup, %d probes",
+	      r.tail_caught, r.tail_gaps, r.probes);
+	/*
+	 * The gaps stop depending on the poller: the probe's ceiling,
+	 * 2.5 s old, goes at the first wakeup, and the next probe fails.
+	 */
+	r = sim_qd1(&p, &c, 900000, 900000, 1000000000ULL, 500000000ULL, true);
+	CHECK(!p.probed_ns && p.probe_fails >= 1 &&
+	      r.caught <= r.probes * (int)SQCQ_PROBE_GAPS &&
+	      sqcq_policy_ceiling(&p, &c) == 500000,
+	      "900 us gaps spun or not: the probe's ceiling expires, %d probes fail (%u), %d caught, only in them",
+	      r.probes, p.probe_fails, r.caught);
 
 	sqcq_policy_init(&p, &c);
 	r = sim_qd1(&p, &c, 900000, 900000, 20000000000ULL, 10000000000ULL, true);
@@ -827,6 +843,18 @@ static void test_probe(void)
 	      "spinning pays from then on: found by the next probe (1.6 s at most), which resets the back-off (%u); %d of %d caught",
 	      p.probe_fails, r.tail_caught, r.tail_gaps);
 
+	/*
+	 * Probes that pay in a row keep their ceiling longer: 150 us gaps
+	 * spun (900 us slept) and up to 1 ms of the workload's on top,
+	 * so that some windows miss and wake the poller.
+	 */
+	sqcq_policy_init(&p, &c);
+	r = sim_gaps(&p, &c, 150000, 900000, 1000000, 10000000000ULL, 5000000000ULL, true);
+	CHECK(p.probe_pays >= 2 && r.probes <= 4 && r.probes == (int)p.probes_paid &&
+	      r.tail_caught * 10 >= r.tail_gaps * 7,
+	      "150 us + 0-1 ms gaps, 10 s: %d probes, all paid, kept 1.6 s then 3.2 s ...; %d of %d caught in the last 5 s",
+	      r.probes, r.tail_caught, r.tail_gaps);
+
 	/* The workload's own gaps, 0.1-1.5 ms: spinning shortens none. */
 	sqcq_policy_init(&p, &c);
 	r = sim_gaps(&p, &c, 100000, 100000, 1400000, 20000000000ULL, 10000000000ULL, true);
@@ -840,8 +868,10 @@ static void test_probe(void)
 	CHECK(!sqcq_policy_probe(&p, &c, 1000),
 	      "no probe before a sleep was measured (no ceiling yet)");
 	sqcq_policy_cost(&p, &c, 250000);
+	for (i = 1; i < SQCQ_PROBE_GAPS; i++)
+		sqcq_policy_sample(&p, &c, 900000);
 	CHECK(!sqcq_policy_probe(&p, &c, 1000),
-	      "nor before a gap at the floor (nothing to compare with)");
+	      "nor before %u gaps without probes (to compare with)", SQCQ_PROBE_GAPS);
 	sqcq_policy_sample(&p, &c, 900000);
 	CHECK(sqcq_policy_probe(&p, &c, 1000) && p.budget_ns == c.spin_max_ns &&
 	      sqcq_policy_window(&p, &c, SQCQ_IDLE_TIMEOUT_NS) == SQCQ_IDLE_TIMEOUT_NS,
@@ -859,6 +889,8 @@ static void test_probe(void)
 	sqcq_policy_init(&p, &c);
 	sqcq_policy_cost(&p, &c, 250000);
 	sqcq_policy_sample(&p, &c, 900000);
+	p.slept_ns = 900000;	/* as if it had learnt them */
+	p.slept_n = SQCQ_PROBE_GAPS;
 	CHECK(!sqcq_policy_probe(&p, &c, 1000),
 	      "a configured ceiling: no probes (the user's choice)");
 }
