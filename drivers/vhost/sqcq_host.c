@@ -95,7 +95,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us: auto (default: what a sleep costs, twice what is measured from each kick to its service, or what a probe from the floor measured end to end if more) or a fixed 0-1000000, which overrides the measurement and the probes");
+		 "Spin budget ceiling in us: auto (default: what a sleep costs, twice what is measured from each kick to its service, or the 1 ms hard cap while a probe from the floor found that spinning shortens the gaps) or a fixed 0-1000000, which overrides the measurement and the probes");
 
 /*
  * Debugfs only, for tests and experiments (vhost-sqcq/spin_min_us,
@@ -772,7 +772,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/*
 	 * budget_ns is the policy's (of the vq that served the most since
 	 * open, with its gap EMA: a vq never used shows its initial state);
-	 * probed_ns the largest ceiling a probe measured (0: none), window_ns
+	 * probed_ns the largest saving a paid probe measured (0: none; while it
+	 * is set, that vq's ceiling is the hard cap), window_ns
 	 * the longest spin the vqs would open now.
 	 */
 	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",

@@ -86,7 +86,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, twice what is measured from each interrupt that wakes a poller to the poller running, or what a probe from the floor measured end to end if more) or a fixed 0-1000000, which overrides the measurement and the probes");
+		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, twice what is measured from each interrupt that wakes a poller to the poller running, or the 1 ms hard cap while a probe from the floor found that spinning shortens the gaps) or a fixed 0-1000000, which overrides the measurement and the probes");
 
 /*
  * A poller whose policy does not spin is still woken by an interrupt at

@@ -29,13 +29,13 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
-           ("sq_probes_paid", "SQ probes that paid (probed ceiling kept)", "{:,.0f}"),
+           ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
            ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
            ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
-           ("cq_probes_paid", "CQ probes that paid (probed ceiling kept)", "{:,.0f}")]
+           ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}")]
 
 
 def value(st, field):
