@@ -422,8 +422,8 @@ static void sqcq_inline(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	 */
 	atomic64_set(&sv->kick_ns, 0);
 	if (n > 0)
-		sqcq_work_found(sv);	/* (the kick's gap is learnt already) */
-	sv->kicked_at = 0;
+		sqcq_work_found(sv);	/* (unless the wakeup learnt it) */
+	sv->kicked_at = 0;	/* (a kick that brought nothing ends no gap) */
 	if (n >= vq->dev->weight) {
 		/*
 		 * Past the weight (vhost_exceeds_weight(), the only exit with
@@ -498,7 +498,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 {
 	unsigned int batches = 0;
 	u64 now, budget, kick;
-	bool woken = sv->asleep;
+	bool woken = sv->asleep, learnt;
 	int n;
 
 	if (!sv->requeued)
@@ -522,20 +522,22 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 		sqcq_transition(sv, now, &sv->idle_ns);
 		/*
-		 * The guest kicks only after it added requests: the gap this
-		 * kick ended was slept through.  Learn it before a probe
-		 * starts, whose gaps are the ones its windows see.
+		 * A kick with requests behind it ended a gap slept through:
+		 * learn it now, so that a probe's gaps are all ones its
+		 * windows saw.  (Without a stamp, or without requests, the
+		 * run learns as before, and offers no probe.)
 		 */
-		if (sv->kicked_at)
+		learnt = sv->kicked_at && sqcq_avail_pending(vq);
+		if (learnt)
 			sqcq_work_found(sv);
 		/*
 		 * No window: now and then poll anyway, at the hard cap for a
 		 * few gaps, in case requests come closer while we spin
-		 * (sqcq_policy_probe(), offered on every wakeup: it also
-		 * retires a paid probe's ceiling when it is old).
+		 * (sqcq_policy_probe()).
 		 */
-		if (!sqcq_policy_probe(&sv->policy, &sv->params, now) &&
-		    !sqcq_window_budget(sv)) {
+		if (!sqcq_window_budget(sv) &&
+		    !(learnt &&
+		      sqcq_policy_probe(&sv->policy, &sv->params, now))) {
 			sqcq_inline(sd, sv, vq);
 			return;
 		}

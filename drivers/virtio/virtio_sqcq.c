@@ -496,9 +496,10 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 
 	/*
 	 * A probe's gaps are those its windows see, not one that ended
-	 * before the poller it woke got to run.
+	 * before the poller it woke took the ring (woken_at, cleared then,
+	 * under the ring lock as here: sqcq_learn_cost()).
 	 */
-	if (!p->policy.probe || !test_bit(SQCQ_WAKE_PENDING, &p->flags))
+	if (!p->policy.probe || !p->woken_at)
 		sqcq_sample(p, now);
 	p->empty_since = now;
 	/*
@@ -679,7 +680,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	}
 	/*
 	 * The largest budget of the device's pollers and its gap EMA; the
-	 * largest measured sleep cost, the largest ceiling a probe measured
+	 * largest measured sleep cost, the largest saving a paid probe measured
 	 * and the longest window a poller would open now.
 	 */
 	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",

@@ -134,8 +134,9 @@ struct sqcq_policy {
 	u32 slept_n;		/* gaps in slept_ns, <= SQCQ_PROBE_GAPS */
 	u32 probed_ns;		/* what the last paid probe saved per gap (0: none) */
 	u32 probe_pays;		/* paid probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
+	u64 probed_left_ns;	/* gap time left before probed_ns expires */
 	u32 probes;		/* probes started (a counter, for debugfs) */
-	u32 probes_paid;	/* of those, that measured more than the ceiling */
+	u32 probes_paid;	/* of those, that paid (probed_ns) */
 };
 
 /*
@@ -175,7 +176,8 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
  * ceiling) to 2/3 of it when they are all caught at half of it, for the
  * share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first, and for
  * their mean to vary by about a quarter of their spread (a standard
- * deviation over 4).  A probe compares with as many gaps at the floor.
+ * deviation over 4).  A probe compares with as many gaps learnt
+ * without probes.
  */
 #define SQCQ_PROBE_GAPS		16U
 #define SQCQ_PROBE_SHIFT	4	/* their mean: a shift */
@@ -198,9 +200,11 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
  */
 #define SQCQ_PROBE_PAY_SHIFT	3
 /*
- * A paid probe's ceiling is kept this long (1.6 s), twice as long for
- * each paid probe in a row before it, up to 2^(SQCQ_PROBE_BACKOFF_MAX-1)
- * times; then the next probe checks it against fresh gaps at the floor.
+ * A paid probe's ceiling is kept for this much gap time (1.6 s: the sum
+ * of the gaps learnt since, whether spun or slept through), twice as
+ * long for each paid probe in a row before it, up to
+ * 2^(SQCQ_PROBE_BACKOFF_MAX-1) times; then the next probe checks it
+ * against fresh gaps learnt without probes.
  */
 #define SQCQ_PROBE_KEEP_NS	(SQCQ_PROBE_EVERY_NS << SQCQ_PROBE_BACKOFF_MAX)
 
@@ -272,6 +276,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->slept_n = 0;
 	p->probed_ns = 0;
 	p->probe_pays = 0;
+	p->probed_left_ns = 0;
 	p->probes = 0;
 	p->probes_paid = 0;
 }
@@ -388,7 +393,7 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
-/* A gap at the floor: its EMA and mean deviation (TCP's srtt, rttvar). */
+/* A gap without probes: its EMA and mean deviation (TCP's srtt, rttvar). */
 static inline void sqcq_learn_slept(struct sqcq_policy *p,
 				    const struct sqcq_policy_params *c,
 				    u32 gap_ns)
@@ -411,7 +416,7 @@ static inline void sqcq_learn_slept(struct sqcq_policy *p,
 }
 
 /*
- * A probe's last gap: what spinning saved per gap (the gaps at the floor
+ * A probe's last gap: what spinning saved per gap (the gaps without probes
  * against the probe's, each capped) is a sleep's cost measured end to
  * end.  An eighth of the gaps or more, and more than they deviate:
  * spinning pays, on a CPU nothing else wants, even beyond what ski rental
@@ -434,6 +439,7 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_pays++;
+		p->probed_left_ns = SQCQ_PROBE_KEEP_NS << (p->probe_pays - 1);
 		p->probes_paid++;
 		return;
 	}
@@ -443,6 +449,24 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 	p->budget_ns = c->spin_min_ns;
 	if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
 		p->probe_fails++;
+}
+
+/*
+ * A paid probe's ceiling ages with the gaps learnt under it, spun or
+ * slept through (a poller whose windows catch every gap never wakes, so
+ * a wakeup cannot be what retires it).  Expired: back to the measured
+ * ceiling; the next probe compares with fresh gaps, learnt without it.
+ */
+static inline void sqcq_probed_age(struct sqcq_policy *p, u64 gap_ns)
+{
+	if (gap_ns < p->probed_left_ns) {
+		p->probed_left_ns -= gap_ns;
+		return;
+	}
+	p->probed_left_ns = 0;
+	p->probed_ns = 0;
+	p->slept_ns = 0;
+	p->slept_n = 0;
 }
 
 /**
@@ -468,6 +492,8 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 		p->probe_sum += capped;
 	else if (c->measured && !p->probed_ns)
 		sqcq_learn_slept(p, c, (u32)capped);
+	else if (p->probed_ns)
+		sqcq_probed_age(p, gap_ns);
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
 	/*
@@ -554,6 +580,7 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	if (p->probe) {
 		p->probe = 0;
 		p->probe_sum = 0;
+		p->probe_pays = 0;
 		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_fails++;
 		b = 0;
@@ -571,12 +598,12 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
  * @c: parameters
  * @now_ns: the caller's clock (its unit ns; only differences are used)
  *
- * Call on every wakeup of a sleeping poller, from the context that owns
- * @p then.  A paid probe's ceiling older than SQCQ_PROBE_KEEP_NS (longer
- * after paid probes in a row) is forgotten here.  A probe starts only at
- * the floor, with a measured ceiling (a configured one is the user's
- * choice), once a sleep and gaps at the floor were measured, and at most
- * every SQCQ_PROBE_EVERY_NS, backed off after failed probes.  Return:
+ * Call on a wakeup of a sleeping poller, from the context that owns @p
+ * then, once the gap that the wakeup ended was learnt.  A probe starts
+ * only at the floor, with a measured ceiling (a configured one is the
+ * user's choice), without a paid probe's ceiling, once a sleep and
+ * SQCQ_PROBE_GAPS gaps without probes were measured, and at most every
+ * SQCQ_PROBE_EVERY_NS, backed off after failed probes.  Return:
  * true if a probe starts: the window is the hard cap for the next
  * SQCQ_PROBE_GAPS gaps (sqcq_policy_sample()).
  */
@@ -585,29 +612,12 @@ static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 				     u64 now_ns)
 {
 	u64 every = SQCQ_PROBE_EVERY_NS << p->probe_fails;
-	u64 keep;
 
-	if (!c->measured || p->probe)
+	if (!c->measured || p->probe || p->probed_ns || !p->cost_ns ||
+	    p->slept_n < SQCQ_PROBE_GAPS || sqcq_policy_spins(p, c) ||
+	    c->spin_max_ns <= c->spin_min_ns)
 		return false;
 	/* (signed: a stamp from a clock that is ahead is recent) */
-	if (p->probed_ns) {
-		keep = SQCQ_PROBE_KEEP_NS << (p->probe_pays - 1);
-		if ((s64)(now_ns - p->probe_at) < (s64)keep)
-			return false;
-		/*
-		 * Expired: back to the measured ceiling.  If the gaps do
-		 * not fit it, the rules bring the budget to the floor, and
-		 * the next probe compares with 100 ms of fresh gaps there.
-		 */
-		p->probed_ns = 0;
-		p->probe_at = now_ns ? now_ns : 1;
-		p->slept_ns = 0;
-		p->slept_n = 0;
-		return false;
-	}
-	if (!p->cost_ns || p->slept_n < SQCQ_PROBE_GAPS ||
-	    sqcq_policy_spins(p, c) || c->spin_max_ns <= c->spin_min_ns)
-		return false;
 	if (p->probe_at && (s64)(now_ns - p->probe_at) < (s64)every)
 		return false;
 	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */
