@@ -68,7 +68,8 @@
  * both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning saved
  * per gap: a sleep's cost measured end to end, whatever part of it
  * neither side can time.  If it saved an eighth of the gaps or more, and
- * more than they deviate (@slept_dev, so that noise alone seldom pays),
+ * 5/8 of their mean deviation (@slept_dev, so that noise alone seldom
+ * pays),
  * the probe paid: the ceiling is the hard cap until the probe expires,
  * after SQCQ_PROBE_KEEP_NS (twice that for each paid probe in a row
  * before it, up to 8 times), and the rules go on from what the probe
@@ -175,12 +176,14 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
  * many gaps: enough for the EMA to fall from its misses (9/8 of the
  * ceiling) to 2/3 of it when they are all caught at half of it, for the
  * share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first, and for
- * their mean to vary by about a quarter of their spread (a standard
- * deviation over 4).  A probe compares with as many gaps learnt
- * without probes.
+ * their mean to vary little: a probe compares it with the mean of about
+ * as many gaps learnt without probes just before, and their difference
+ * varies by a quarter of the gaps' standard deviation (sqrt(2/32)).
  */
-#define SQCQ_PROBE_GAPS		16U
-#define SQCQ_PROBE_SHIFT	4	/* their mean: a shift */
+#define SQCQ_PROBE_GAPS		32U
+#define SQCQ_PROBE_SHIFT	5	/* their mean: a shift */
+/* The gaps without probes weigh 1/2^this: about as many in their EMA. */
+#define SQCQ_SLEPT_SHIFT	4
 static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)));
 /*
@@ -195,10 +198,13 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 #define SQCQ_PROBE_BACKOFF_MAX	4
 /*
  * A probe pays when spinning shortened the gaps by at least 1/2^this of
- * them (a QD1 round trip an eighth shorter), and by more than they
- * deviate (so that noise alone seldom pays).
+ * them (a QD1 round trip an eighth shorter), and by 5/8 of their mean
+ * deviation (about 0.8 standard deviations): two standard deviations of
+ * the difference of the means, so that noise alone pays about one probe
+ * in 40.
  */
 #define SQCQ_PROBE_PAY_SHIFT	3
+#define SQCQ_PROBE_DEV_NUM	5	/* of 8 */
 /*
  * A paid probe's ceiling is kept for this much gap time (1.6 s: the sum
  * of the gaps learnt since, whether spun or slept through), twice as
@@ -394,9 +400,7 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 }
 
 /* A gap without probes: its EMA and mean deviation (TCP's srtt, rttvar). */
-static inline void sqcq_learn_slept(struct sqcq_policy *p,
-				    const struct sqcq_policy_params *c,
-				    u32 gap_ns)
+static inline void sqcq_learn_slept(struct sqcq_policy *p, u32 gap_ns)
 {
 	u32 dev;
 
@@ -409,8 +413,8 @@ static inline void sqcq_learn_slept(struct sqcq_policy *p,
 	}
 	dev = gap_ns > p->slept_ns ? gap_ns - p->slept_ns : p->slept_ns - gap_ns;
 	p->slept_dev_ns = (u32)sqcq_ema_step(p->slept_dev_ns, dev,
-					     c->weight_shift);
-	p->slept_ns = (u32)sqcq_ema_step(p->slept_ns, gap_ns, c->weight_shift);
+					     SQCQ_SLEPT_SHIFT);
+	p->slept_ns = (u32)sqcq_ema_step(p->slept_ns, gap_ns, SQCQ_SLEPT_SHIFT);
 	if (!p->slept_ns)
 		p->slept_ns = 1;
 }
@@ -418,7 +422,7 @@ static inline void sqcq_learn_slept(struct sqcq_policy *p,
 /*
  * A probe's last gap: what spinning saved per gap (the gaps without probes
  * against the probe's, each capped) is a sleep's cost measured end to
- * end.  An eighth of the gaps or more, and more than they deviate:
+ * end.  An eighth of the gaps or more, and more than noise would:
  * spinning pays, on a CPU nothing else wants, even beyond what ski rental
  * allows (a window longer than the sleep it saves), so the ceiling is the
  * hard cap until the probe expires, and the rules go on from what the
@@ -434,7 +438,7 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 
 	p->probe_sum = 0;
 	if (saved && saved >= p->slept_ns >> SQCQ_PROBE_PAY_SHIFT &&
-	    saved >= p->slept_dev_ns) {
+	    (u64)saved * 8 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
 		p->probed_ns = saved;
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
@@ -491,7 +495,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	if (p->probe)
 		p->probe_sum += capped;
 	else if (c->measured && !p->probed_ns)
-		sqcq_learn_slept(p, c, (u32)capped);
+		sqcq_learn_slept(p, (u32)capped);
 	else if (p->probed_ns)
 		sqcq_probed_age(p, gap_ns);
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
