@@ -740,7 +740,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
 	u64 sum[11] = {}, ema = 0, most = 0, work;
-	u32 cost = 0, window = 0, probed = 0;
+	u32 cost = 0, window = 0, probed = 0, slept = 0, dev = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -769,6 +769,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		/* (the largest: a vq never kicked has measured nothing) */
 		cost = max(cost, READ_ONCE(sv->policy.cost_ns));
 		probed = max(probed, READ_ONCE(sv->policy.probed_ns));
+		slept = max(slept, READ_ONCE(sv->policy.slept_ns));
+		dev = max(dev, READ_ONCE(sv->policy.slept_dev_ns));
 		window = max(window, sqcq_window_now(sv));
 	}
 	/*
@@ -781,6 +783,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "owner_pid %d\nstate %s\nbudget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
 		   sd->owner_pid, awake ? "awake" : "asleep", budget, ema, cost,
 		   probed, window);
+	/* What the probes compare with: the largest of the vqs'. */
+	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", slept, dev);
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);

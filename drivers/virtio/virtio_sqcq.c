@@ -647,6 +647,8 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 		   policy.budget_ns, policy.ema_ns, policy.cost_ns, policy.probed_ns,
 		   sqcq_policy_window(&policy, &p->cq->params,
 				      p->cq->idle_timeout_ns));
+	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", policy.slept_ns,
+		   policy.slept_dev_ns);
 	sqcq_counts_add(&c, p);
 	sqcq_counts_show(m, &c);
 	return 0;
@@ -662,6 +664,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
 	u32 budget = 0, cost = 0, window = 0, probed = 0, b;
+	u32 slept = 0, dev = 0;
 	u64 ema = 0;
 	unsigned int i;
 
@@ -676,6 +679,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		}
 		cost = max(cost, READ_ONCE(cq->pollers[i].policy.cost_ns));
 		probed = max(probed, READ_ONCE(cq->pollers[i].policy.probed_ns));
+		slept = max(slept, READ_ONCE(cq->pollers[i].policy.slept_ns));
+		dev = max(dev, READ_ONCE(cq->pollers[i].policy.slept_dev_ns));
 		window = max(window, sqcq_window_now(cq, &cq->pollers[i]));
 	}
 	/*
@@ -685,6 +690,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	 */
 	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
 		   budget, ema, cost, probed, window);
+	/* What the probes compare with: the largest of the pollers'. */
+	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", slept, dev);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));

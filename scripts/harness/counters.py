@@ -259,9 +259,11 @@ class KvmCounters:
 SQCQ_DEBUGFS = "/sys/kernel/debug/vhost-sqcq"
 # The policy's state in the pollers' stats (the value at the end of a step,
 # not a counter to take a difference of): budget, gap EMA, measured sleep
-# cost, the ceiling a probe measured, and the spin window a poller would
-# open now.
-POLICY = ("budget_ns", "ema_ns", "cost_ns", "probed_ns", "window_ns")
+# cost, what a paid probe saved per gap, the spin window a poller would
+# open now, and what probes compare with (the gaps without probes: their
+# EMA and mean deviation).
+POLICY = ("budget_ns", "ema_ns", "cost_ns", "probed_ns", "window_ns",
+          "slept_ns", "slept_dev_ns")
 GAUGES = POLICY + ("pid",)
 
 
