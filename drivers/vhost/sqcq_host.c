@@ -117,6 +117,8 @@ static void sqcq_read_params(struct sqcq_policy_params *c)
 	sqcq_params_set(c, READ_ONCE(sqcq_spin_min_us),
 			READ_ONCE(sqcq_spin_max_us));
 	sqcq_params_cap(c, sqcq_idle_timeout_ns());
+	/* A request that came while we slept waits for our wakeup. */
+	c->cost_on_path = true;
 }
 
 /* --- completion steering ------------------------------------------------ */

@@ -67,7 +67,9 @@
  * Their mean against the mean of the gaps learnt without probes (@slept,
  * both capped at SQCQ_PROBE_GAP_CAPS hard caps) is what spinning saved
  * per gap: a sleep's cost measured end to end, whatever part of it
- * neither side can time.  If it saved an eighth of the gaps or more, and
+ * neither side can time.  (On the host a gap slept through ends at the
+ * kick, and the request then waits for the woken worker: that measured
+ * half is saved too, @cost_on_path.)  If it saved an eighth of the gaps or more, and
  * 5/8 of their mean deviation (@slept_dev, so that noise alone seldom
  * pays),
  * the probe paid: the ceiling is the hard cap until the probe expires,
@@ -119,6 +121,13 @@ struct sqcq_policy_params {
 	u32 weight_shift;	/* newest sample weighs 1/2^weight_shift */
 	u32 mult;		/* budget target = mult x EMA of the gap */
 	bool measured;		/* ceiling = measured cost of a sleep */
+	/*
+	 * The measured half of a sleep delays the work itself, after the
+	 * gap: the host's request waits for the woken worker.  (The
+	 * guest's driver reaps in the interrupt: its poller's wakeup
+	 * delays no completion.)  A probe counts it as saved.
+	 */
+	bool cost_on_path;
 };
 
 struct sqcq_policy {
@@ -226,6 +235,7 @@ static inline void sqcq_params_set(struct sqcq_policy_params *c,
 				   u32 min_us, u32 max_us)
 {
 	c->measured = max_us == SQCQ_SPIN_MAX_AUTO;
+	c->cost_on_path = false;
 	if (max_us > SQCQ_SPIN_MAX_US_LIMIT)
 		max_us = SQCQ_SPIN_MAX_US_LIMIT;
 	if (min_us > max_us)
@@ -434,12 +444,15 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 				  const struct sqcq_policy_params *c)
 {
 	u64 mean = p->probe_sum >> SQCQ_PROBE_SHIFT;
-	u32 saved = p->slept_ns > mean ? p->slept_ns - (u32)mean : 0;
+	/* A gap slept through, and the wait after it (cost_on_path). */
+	u64 slept = p->slept_ns + (c->cost_on_path ? (u64)p->cost_ns : 0);
+	u64 saved = slept > mean ? slept - mean : 0;
 
 	p->probe_sum = 0;
-	if (saved && saved >= p->slept_ns >> SQCQ_PROBE_PAY_SHIFT &&
-	    (u64)saved * 8 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
-		p->probed_ns = saved;
+	if (saved && saved >= slept >> SQCQ_PROBE_PAY_SHIFT &&
+	    saved * 8 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
+		p->probed_ns = saved < SQCQ_GAP_CAP_NS ? (u32)saved :
+			       (u32)SQCQ_GAP_CAP_NS;
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_pays++;
