@@ -373,6 +373,19 @@ class MatrixArgs(unittest.TestCase):
             self.assertIn("--cpus_allowed=0", g["steps"][names.index("pin") + 1]["args"])
             self.assertTrue(g["steps"][names.index("pin")].get("setup"))  # again on every boot
         self.assertEqual(matrix.fio_cpus({"numjobs": 4}, 2), ["--cpus_allowed=0-1", "--cpus_allowed_policy=split"])
+        # --warmup: the first test, unmeasured, after the pinning and
+        # before the cells; the rest of the plan unchanged
+        a.warmup = 7
+        _, warm, _ = matrix.round_guests(a, md, modes, {}, tests, runtime, 1, False)
+        for g, w in zip(guests, warm):
+            names = [st["name"] for st in w["steps"]]
+            self.assertEqual(names[names.index("pin") + 1], matrix.WARMUP)
+            st = w["steps"][names.index(matrix.WARMUP)]
+            self.assertFalse(st.get("measure"))
+            self.assertIn("--runtime=7", st["args"])
+            self.assertIn("--cpus_allowed=0", st["args"])
+            self.assertEqual([x for x in w["steps"] if x["name"] != matrix.WARMUP], g["steps"])
+            self.assertFalse(RD.CELL.match(matrix.WARMUP))  # never a cell of the report
 
     def test_host_ab_plan(self):
         # --host-ab: no guest of its own for the variant; each test runs
