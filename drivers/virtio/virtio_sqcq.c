@@ -504,13 +504,10 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 	p->empty_since = now;
 	/*
 	 * At the floor, the next gaps may still come close enough if this
-	 * poller spun for them: probe now and then (auto ceiling only;
-	 * offered on every such interrupt, it also retires a paid probe's
-	 * ceiling when it is old).
+	 * poller spun for them: probe now and then (auto ceiling only).
 	 */
-	spins = (measured &&
-		 sqcq_policy_probe(&p->policy, &p->cq->params, t)) ||
-		sqcq_policy_spins(&p->policy, &p->cq->params);
+	spins = sqcq_policy_spins(&p->policy, &p->cq->params) ||
+		(measured && sqcq_policy_probe(&p->policy, &p->cq->params, t));
 	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
 	if (!spins && (!measured ||
 		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))
