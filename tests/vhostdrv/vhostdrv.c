@@ -1081,11 +1081,14 @@ static void ceiling_now(const char *wwpn)
 /*
  * The default ceiling is measured: every kick after NEED_WAKEUP is a
  * sample of what a sleep costs (kick to service, the half the host can
- * time), the budget never exceeds the whole (twice that), and the parameter reads back as it was written.
+ * time), the budget does not exceed the whole (twice that) before a
+ * probe, and the parameter reads back as it was written.  A probe from
+ * the floor starts once SQCQ_PROBE_GAPS (32) gaps were learnt without
+ * one: its windows are the hard cap, the idle timeout (1 ms).
  */
 static void measured_ceiling(const char *wwpn)
 {
-	long long cost, budget;
+	long long cost, budget, probes;
 	int bad = 0, got = 0, i;
 	char val[32] = "";
 	struct dev d;
@@ -1107,12 +1110,22 @@ static void measured_ceiling(const char *wwpn)
 		publish(rq(&d), build(&d, 0, false, 920 + i));
 		kick(&d);
 		got += reap(&d, 1, 5, &bad);
+		if (i != 19)
+			continue;
+		cost = stat_field(&d, "cost_ns");
+		budget = stat_field(&d, "budget_ns");
+		probes = stat_field(&d, "probes");
+		check(got == 20 && !bad && cost > 0 && budget >= 0 &&
+		      budget <= 2 * cost && probes == 0,
+		      "auto: 20 kicks after NEED_WAKEUP measure what a sleep costs (cost_ns %lld), the budget stays under twice it (%lld), no probe yet (%lld); %d of 20 completed",
+		      cost, budget, probes, got);
 	}
-	cost = stat_field(&d, "cost_ns");
 	budget = stat_field(&d, "budget_ns");
-	check(got == 40 && !bad && cost > 0 && budget >= 0 && budget <= 2 * cost,
-	      "auto: 40 kicks after NEED_WAKEUP measure what a sleep costs (cost_ns %lld), the budget stays under twice it (%lld); %d of 40 completed",
-	      cost, budget, got);
+	probes = stat_field(&d, "probes");
+	check(got == 40 && !bad && probes >= 1 && budget >= 0 &&
+	      budget <= 1000000,
+	      "auto: after 32 gaps a probe from the floor starts (probes %lld), its windows within the hard cap (budget %lld); %d of 40 completed",
+	      probes, budget, got);
 	dev_close(&d);
 }
 
