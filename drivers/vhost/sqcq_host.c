@@ -389,19 +389,11 @@ static void sqcq_sleep(struct vhost_sqcq_vq *sv, bool need_wakeup)
  */
 static void sqcq_work_found(struct vhost_sqcq_vq *sv)
 {
-	u64 at, gap;
-
 	if (sv->empty_since) {
-		at = sv->kicked_at ?: ktime_get_mono_fast_ns();
-		gap = at > sv->empty_since ? at - sv->empty_since : 0;
-		/*
-		 * A probe's window missed this one: end to end, the request
-		 * also waited for the wakeup, as the gaps it is compared
-		 * with (cost_on_path, sqcq_read_params()).
-		 */
-		if (sv->kicked_at && sv->policy.probe)
-			gap += sv->policy.cost_ns;
-		sqcq_policy_sample(&sv->policy, &sv->params, gap);
+		u64 at = sv->kicked_at ?: ktime_get_mono_fast_ns();
+
+		sqcq_policy_sample(&sv->policy, &sv->params,
+				   at > sv->empty_since ? at - sv->empty_since : 0);
 	}
 	sv->empty_since = 0;
 	sv->kicked_at = 0;

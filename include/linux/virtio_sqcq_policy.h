@@ -69,10 +69,10 @@
  * per gap: a sleep's cost measured end to end, whatever part of it
  * neither side can time.  (On the host a gap slept through ends at the
  * kick, and the request then waits for the woken worker: that measured
- * half is saved too, @cost_on_path.)  If it saved an eighth of the gaps or more, and
- * 5/8 of their mean deviation (@slept_dev, so that noise alone seldom
- * pays),
- * the probe paid: the ceiling is the hard cap until the probe expires,
+ * half is saved too, @cost_on_path.)  If it saved an eighth of the gaps
+ * or more, and 5/8 of their mean deviation (@slept_dev, so that noise
+ * alone seldom pays), the probe paid: the ceiling is the hard cap until
+ * the probe expires,
  * after SQCQ_PROBE_KEEP_NS (twice that for each paid probe in a row
  * before it, up to 8 times), and the rules go on from what the probe
  * learnt; the other side, its gaps now shorter, follows.  This spins
@@ -424,9 +424,8 @@ static inline void sqcq_learn_slept(struct sqcq_policy *p, u32 gap_ns)
 	dev = gap_ns > p->slept_ns ? gap_ns - p->slept_ns : p->slept_ns - gap_ns;
 	p->slept_dev_ns = (u32)sqcq_ema_step(p->slept_dev_ns, dev,
 					     SQCQ_SLEPT_SHIFT);
+	/* (from 1 or more it stays there: the step is less than the EMA) */
 	p->slept_ns = (u32)sqcq_ema_step(p->slept_ns, gap_ns, SQCQ_SLEPT_SHIFT);
-	if (!p->slept_ns)
-		p->slept_ns = 1;
 }
 
 /*
@@ -506,11 +505,17 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	if (p->probe && !c->measured)
 		p->probe = 0;	/* the ceiling was configured meanwhile */
 	if (p->probe)
-		p->probe_sum += capped;
-	else if (c->measured && !p->probed_ns)
-		sqcq_learn_slept(p, (u32)capped);
+		/*
+		 * Longer than the probe's window (the hard cap): slept
+		 * through, and the wait after it counts as for the gaps it
+		 * is compared with (cost_on_path).
+		 */
+		p->probe_sum += capped + (c->cost_on_path &&
+					  gap_ns > c->spin_max_ns ? p->cost_ns : 0);
 	else if (p->probed_ns)
 		sqcq_probed_age(p, gap_ns);
+	else if (c->measured)
+		sqcq_learn_slept(p, (u32)capped);
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
 	/*

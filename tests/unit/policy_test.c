@@ -911,6 +911,13 @@ static void test_probe(void)
 	      !probe_verdict(1000000, 0, 1000000, false) &&
 	      !probe_verdict(1000000, 401000, 1000000, true),
 	      "with the measured half on the work's path (the host), a probe counts it as saved");
+	/*
+	 * ... and a probe's gap longer than its window was slept through
+	 * too: 1.05 ms gaps against 1.2 ms saved 150 us, not 400.
+	 */
+	CHECK(!probe_verdict(1200000, 0, 1050000, true) &&
+	      probe_verdict(1200000, 0, 1050000, false),
+	      "a probe's missed gaps (over the hard cap) count the wait too");
 
 	/* The workload's own gaps, 0.1-1.5 ms: spinning shortens none. */
 	sqcq_policy_init(&p, &c);
