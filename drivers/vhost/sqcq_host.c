@@ -741,8 +741,9 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[11] = {}, ema = 0, most = 0, work;
+	u64 sum[12] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0, probed = 0, slept = 0, dev = 0;
+	u32 pmean = 0, pbase = 0;
 	struct vhost_sqcq_vq *sv;
 	bool awake = false;
 	u32 budget = 0;
@@ -761,12 +762,15 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[8] += READ_ONCE(sv->steered);
 		sum[9] += READ_ONCE(sv->policy.probes);
 		sum[10] += READ_ONCE(sv->policy.probes_paid);
+		sum[11] += READ_ONCE(sv->policy.probes_cut);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
 			most = work;
 			budget = READ_ONCE(sv->policy.budget_ns);
 			ema = READ_ONCE(sv->policy.ema_ns);
+			pmean = READ_ONCE(sv->policy.probe_mean_ns);
+			pbase = READ_ONCE(sv->policy.probe_base_ns);
 		}
 		/* (the largest: a vq never kicked has measured nothing) */
 		cost = max(cost, READ_ONCE(sv->policy.cost_ns));
@@ -787,11 +791,14 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		   probed, window);
 	/* What the probes compare with: the largest of the vqs'. */
 	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", slept, dev);
+	/* The busiest vq's last probe: its mean gap, and what it was against. */
+	seq_printf(m, "probe_mean_ns %u\nprobe_base_ns %u\n", pmean, pbase);
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\n",
-		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10]);
+	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\nprobes_cut %llu\n",
+		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10],
+		   sum[11]);
 	for (i = sd->first_vq; i < sd->dev->nvqs; i++) {
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;

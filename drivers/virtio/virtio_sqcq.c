@@ -574,7 +574,7 @@ static const char * const sqcq_state_names[] = {
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
 	u64 sleeps, wakeups, wakeups_by_irq, cost_wakeups, yields, caught, spin_ns;
-	u64 probes, probes_paid;
+	u64 probes, probes_paid, probes_cut;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -594,6 +594,7 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->spin_ns += READ_ONCE(p->spin_ns);
 	c->probes += READ_ONCE(p->policy.probes);
 	c->probes_paid += READ_ONCE(p->policy.probes_paid);
+	c->probes_cut += READ_ONCE(p->policy.probes_cut);
 }
 
 static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
@@ -604,8 +605,9 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->polls, c->empty_polls, c->sleeps);
 	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\ncost_wakeups %llu\n",
 		   c->wakeups, c->wakeups_by_irq, c->cost_wakeups);
-	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\nprobes_paid %llu\n",
-		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid);
+	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\nprobes_paid %llu\nprobes_cut %llu\n",
+		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid,
+		   c->probes_cut);
 }
 
 /* The window @p would open now (racy while it spins: a moving value). */
@@ -646,6 +648,8 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 				      p->cq->idle_timeout_ns));
 	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", policy.slept_ns,
 		   policy.slept_dev_ns);
+	seq_printf(m, "probe_mean_ns %u\nprobe_base_ns %u\n",
+		   policy.probe_mean_ns, policy.probe_base_ns);
 	sqcq_counts_add(&c, p);
 	sqcq_counts_show(m, &c);
 	return 0;
@@ -661,7 +665,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	struct virtio_sqcq_cq *cq = m->private;
 	struct sqcq_counts c = {};
 	u32 budget = 0, cost = 0, window = 0, probed = 0, b;
-	u32 slept = 0, dev = 0;
+	u32 slept = 0, dev = 0, pmean = 0, pbase = 0;
 	u64 ema = 0;
 	unsigned int i;
 
@@ -673,6 +677,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		if (b >= budget) {
 			budget = b;
 			ema = READ_ONCE(cq->pollers[i].policy.ema_ns);
+			pmean = READ_ONCE(cq->pollers[i].policy.probe_mean_ns);
+			pbase = READ_ONCE(cq->pollers[i].policy.probe_base_ns);
 		}
 		cost = max(cost, READ_ONCE(cq->pollers[i].policy.cost_ns));
 		probed = max(probed, READ_ONCE(cq->pollers[i].policy.probed_ns));
@@ -689,6 +695,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		   budget, ema, cost, probed, window);
 	/* What the probes compare with: the largest of the pollers'. */
 	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", slept, dev);
+	/* That poller's last probe: its mean gap, and what it was against. */
+	seq_printf(m, "probe_mean_ns %u\nprobe_base_ns %u\n", pmean, pbase);
 	sqcq_counts_show(m, &c);
 	for (i = 0; i < cq->npollers; i++)
 		seq_printf(m, "pid %d\n", task_pid_nr(cq->pollers[i].task));

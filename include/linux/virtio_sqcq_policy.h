@@ -147,6 +147,9 @@ struct sqcq_policy {
 	u64 probed_left_ns;	/* gap time left before probed_ns expires */
 	u32 probes;		/* probes started (a counter, for debugfs) */
 	u32 probes_paid;	/* of those, that paid (probed_ns) */
+	u32 probes_cut;		/* of those, ended by contention */
+	u32 probe_mean_ns;	/* the last probe's mean gap (0: none) */
+	u32 probe_base_ns;	/* what that mean was compared with */
 };
 
 /*
@@ -295,6 +298,9 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probed_left_ns = 0;
 	p->probes = 0;
 	p->probes_paid = 0;
+	p->probes_cut = 0;
+	p->probe_mean_ns = 0;
+	p->probe_base_ns = 0;
 }
 
 /* EMA step without overflow or signed arithmetic. */
@@ -409,6 +415,12 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
+/* A time in ns as the u32 fields keep it: capped at SQCQ_GAP_CAP_NS. */
+static inline u32 sqcq_cap32(u64 ns)
+{
+	return ns < SQCQ_GAP_CAP_NS ? (u32)ns : (u32)SQCQ_GAP_CAP_NS;
+}
+
 /* A gap without probes: its EMA and mean deviation (TCP's srtt, rttvar). */
 static inline void sqcq_learn_slept(struct sqcq_policy *p, u32 gap_ns)
 {
@@ -448,10 +460,12 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 	u64 saved = slept > mean ? slept - mean : 0;
 
 	p->probe_sum = 0;
+	/* (for debugfs: why the probe paid or failed) */
+	p->probe_mean_ns = sqcq_cap32(mean);
+	p->probe_base_ns = sqcq_cap32(slept);
 	if (saved && saved >= slept >> SQCQ_PROBE_PAY_SHIFT &&
 	    saved * 8 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
-		p->probed_ns = saved < SQCQ_GAP_CAP_NS ? (u32)saved :
-			       (u32)SQCQ_GAP_CAP_NS;
+		p->probed_ns = sqcq_cap32(saved);
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_pays++;
@@ -603,6 +617,7 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 		p->probe = 0;
 		p->probe_sum = 0;
 		p->probe_pays = 0;
+		p->probes_cut++;
 		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
 			p->probe_fails++;
 		b = 0;

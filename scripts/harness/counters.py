@@ -260,10 +260,11 @@ SQCQ_DEBUGFS = "/sys/kernel/debug/vhost-sqcq"
 # The policy's state in the pollers' stats (the value at the end of a step,
 # not a counter to take a difference of): budget, gap EMA, measured sleep
 # cost, what a paid probe saved per gap, the spin window a poller would
-# open now, and what probes compare with (the gaps without probes: their
-# EMA and mean deviation).
+# open now, what probes compare with (the gaps without probes: their
+# EMA and mean deviation), and the last probe's mean gap and what it was
+# compared with.
 POLICY = ("budget_ns", "ema_ns", "cost_ns", "probed_ns", "window_ns",
-          "slept_ns", "slept_dev_ns")
+          "slept_ns", "slept_dev_ns", "probe_mean_ns", "probe_base_ns")
 GAUGES = POLICY + ("pid",)
 
 

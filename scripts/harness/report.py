@@ -30,12 +30,18 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
+           ("sq_probes_cut", "SQ probes ended by contention", "{:,.0f}"),
+           ("sq_probe_mean_us", "SQ last probe's mean gap, us", "{:,.0f}"),
+           ("sq_probe_base_us", "SQ gaps it was compared with, us", "{:,.0f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
            ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
            ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
-           ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}")]
+           ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
+           ("cq_probes_cut", "CQ probes ended by contention", "{:,.0f}"),
+           ("cq_probe_mean_us", "CQ last probe's mean gap, us", "{:,.0f}"),
+           ("cq_probe_base_us", "CQ gaps it was compared with, us", "{:,.0f}")]
 
 
 def value(st, field):
@@ -49,20 +55,24 @@ def value(st, field):
         p = st.get(field[:-4], {})
         return p.get("cpu_pct") if p.get("pollers") else None
     if field in ("sq_budget_us", "cq_budget_us", "sq_window_us", "cq_window_us", "sq_cost_us", "cq_cost_us",
+                 "sq_probe_mean_us", "cq_probe_mean_us", "sq_probe_base_us", "cq_probe_base_us",
                  "sq_caught", "cq_caught"):
         # The budget a cell ended with (the largest of its vqs), and the
         # share of spin windows that found work before the poller slept.
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         if not p.get("pollers"):
             return None
-        if field.endswith(("budget_us", "window_us", "cost_us")):
+        if field.endswith("_us"):
             k = field[3:-3] + "_ns"
+            # (a probe's figures: none until one ended; older modules: none)
+            if "probe_" in k and not p.get(k):
+                return None
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
         return p.get("caught", 0) / windows if "caught" in p and windows else None
-    if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid"):
-        # Probes the policy started from its floor, and those that paid
-        # (older modules: none).
+    if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid", "sq_probes_cut", "cq_probes_cut"):
+        # Probes the policy started from its floor, those that paid, and
+        # those contention ended (older modules: none).
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         return p.get(field[3:]) if p.get("pollers") else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
@@ -228,9 +238,10 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
-           ("sq_caught", "SQ caught"), ("sq_probes", "SQ probes"), ("cq_budget_us", "CQ budget us"),
+           ("sq_caught", "SQ caught"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
+           ("sq_probes_cut", "SQ cut"), ("cq_budget_us", "CQ budget us"),
            ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
-           ("cq_probes", "CQ probes")]
+           ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid"), ("cq_probes_cut", "CQ cut")]
 
 
 def budget_markdown(summary, modes, tests):

@@ -772,6 +772,9 @@ static struct qd1_sim sim_qd1(struct sqcq_policy *p,
 	return sim_gaps(p, c, spun, slept, 0, sim_ns, tail_ns, probe);
 }
 
+/* The policy after the last probe_verdict(). */
+static struct sqcq_policy verdict_policy;
+
 /*
  * One probe of SQCQ_PROBE_GAPS gaps of @probe_gap ns, after gaps without
  * probes of mean @slept and mean deviation @dev, with a measured half of
@@ -795,6 +798,7 @@ static bool probe_verdict(u32 slept, u32 dev, u64 probe_gap, bool on_path)
 		return false;
 	for (i = 0; i < SQCQ_PROBE_GAPS; i++)
 		sqcq_policy_sample(&p, &c, probe_gap);
+	verdict_policy = p;
 	return p.probes_paid == 1 && !p.probe;
 }
 
@@ -918,6 +922,11 @@ static void test_probe(void)
 	CHECK(!probe_verdict(1200000, 0, 1050000, true) &&
 	      probe_verdict(1200000, 0, 1050000, false),
 	      "a probe's missed gaps (over the hard cap) count the wait too");
+	CHECK(!probe_verdict(1200000, 0, 1050000, true) &&
+	      verdict_policy.probe_mean_ns == 1300000 &&
+	      verdict_policy.probe_base_ns == 1450000,
+	      "debugfs shows why: the probe's mean gap (%u) against the gaps slept through (%u), the wait in both",
+	      verdict_policy.probe_mean_ns, verdict_policy.probe_base_ns);
 
 	/* The workload's own gaps, 0.1-1.5 ms: spinning shortens none. */
 	sqcq_policy_init(&p, &c);
@@ -944,9 +953,10 @@ static void test_probe(void)
 	CHECK(!sqcq_policy_probe(&p, &c, 1000 + SQCQ_PROBE_EVERY_NS),
 	      "not while one runs");
 	sqcq_policy_contended(&p, &c);
-	CHECK(!p.probe && !sqcq_policy_spins(&p, &c) && p.probe_fails == 1,
-	      "contention ends it and counts as a failure (budget %u, fails %u)",
-	      p.budget_ns, p.probe_fails);
+	CHECK(!p.probe && !sqcq_policy_spins(&p, &c) && p.probe_fails == 1 &&
+	      p.probes_cut == 1 && !p.probe_mean_ns,
+	      "contention ends it and counts as a failure, a cut one, with no mean (budget %u, fails %u, cut %u)",
+	      p.budget_ns, p.probe_fails, p.probes_cut);
 	CHECK(!sqcq_policy_probe(&p, &c, 1000 + SQCQ_PROBE_EVERY_NS) &&
 	      sqcq_policy_probe(&p, &c, 1000 + 2 * SQCQ_PROBE_EVERY_NS),
 	      "the next one after 200 ms, not 100 ms");
