@@ -45,8 +45,13 @@ struct vhost_virtqueue;
  *	finds none is serviced as upstream's kick handler does (sqcq_inline())
  * @sleeps: spin windows with a budget that ended with NEED_WAKEUP
  * @empty_polls: emptiness peeks that found nothing
- * @yields: runs that stopped for other work on the worker and requeued
- * @contended: spins ended because another task was runnable on the CPU
+ * @yields: runs that stopped for other work (on the worker, or another
+ *	task on the CPU: @gave_way) and requeued
+ * @gave_way: the current spin window gave the CPU to another task
+ *	(need_resched()) and goes on when the worker is back
+ * @gave: spin windows that gave way (@gave_way), counted each time
+ * @contended: spin windows that ended while another task had the CPU they
+ *	gave it (the CPU is wanted: the budget drops)
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -64,7 +69,7 @@ struct vhost_virtqueue;
 struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
-	bool active, notify_off, asleep, requeued, spun, steer;
+	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
@@ -73,7 +78,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered;
+	u64 caught, steered, gave;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

@@ -50,10 +50,12 @@
  * kick, a VM exit, is not in it).  The price: with a fifth of the gaps
  * catchable, the poller spins most of a ceiling per gap.
  *
- * Contention (the poller's CPU wanted by another task) ends the window at
- * once and quarters the budget: a poller never competes for its CPU,
- * windows contended in a row bring the budget to the floor, and a passing
- * kworker costs two short gaps of regrowth.
+ * Contention (the poller's CPU wanted by another task for longer than a
+ * turn: the host's window ran out while the task it gave way to had the
+ * CPU) ends the window and quarters the budget: a poller never competes
+ * for its CPU, and windows contended in a row bring the budget to the
+ * floor.  A task that takes a turn and leaves (LIO's completion kworker)
+ * contends nothing: the window goes on.
  *
  * What a sleep costs is more than either half that can be timed: at QD1
  * a gap slept through is a whole round trip with a kick, an interrupt,
@@ -595,14 +597,14 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
  * @p: policy state
  * @c: parameters
  *
- * Another task was runnable on the poller's CPU (a vCPU, the backend):
- * spinning would take CPU from it, so the window has ended.  The budget
- * drops to a quarter (SQCQ_CONTENDED_SHIFT), faster than short gaps grow
- * it (x2 each), and to the floor from under a budget's first step: on a
- * CPU contended at every window it stays within a microsecond or two of
- * the floor, so each window ends at its first check and the device runs
- * on notifications; after one passing task (LIO's completion kworker, a
- * timer) it is back within two short gaps.
+ * Another task on the poller's CPU (a vCPU, the backend) wanted it for
+ * the rest of the window the poller gave way in: spinning would take CPU
+ * from it, so the window has ended.  The budget drops to a quarter
+ * (SQCQ_CONTENDED_SHIFT), faster than short gaps grow it (x2 each), and
+ * to the floor from under a budget's first step: on a CPU contended at
+ * every window it stays within a microsecond or two of the floor, so the
+ * device runs on notifications; after a burst of other work it is back
+ * within two short gaps.
  */
 static inline void sqcq_policy_contended(struct sqcq_policy *p,
 					 const struct sqcq_policy_params *c)

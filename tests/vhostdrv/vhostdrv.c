@@ -386,11 +386,11 @@ static double thread_cpu_s(long long tid)
  * CPU time of the workers that ran @d's poll (the "worker" of its vq
  * lines); 0 if no poll ran yet, -1 if a worker cannot be read.
  */
-static double poller_cpu_s(struct dev *d)
+/* The workers that ran @d's poll (its vq lines' "worker"); -1: no stats. */
+static int poller_workers(struct dev *d, long long tids[NVQ])
 {
-	long long tids[NVQ], v;
+	long long v;
 	int n = 0, i;
-	double sum = 0, c;
 	char line[256], *p;
 	FILE *f = fopen(d->dbg, "r");
 
@@ -406,6 +406,17 @@ static double poller_cpu_s(struct dev *d)
 			tids[n++] = v;
 	}
 	fclose(f);
+	return n;
+}
+
+static double poller_cpu_s(struct dev *d)
+{
+	long long tids[NVQ];
+	int n = poller_workers(d, tids), i;
+	double sum = 0, c;
+
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		c = thread_cpu_s(tids[i]);
 		if (c < 0)
@@ -930,6 +941,97 @@ static void no_consume(const char *wwpn)
 }
 
 /* --- the stop paths (issue 18) ----------------------------------------- */
+
+/*
+ * A task that takes a turn on the poller's CPU and leaves (LIO's completion
+ * kworker, on a host with no other CPU free for it) does not end a spin
+ * window: the poller gives way at need_resched() and spins on when it is
+ * back, and only a task that keeps the CPU to the window's end counts as
+ * contention (drivers/vhost/sqcq_host.c, sqcq_spin()).  A thread pinned
+ * to the worker's CPU wakes every 0.5 ms for a few microseconds, 30 times,
+ * inside a window of 0.1-1 s.  Before, the first wakeup that preempted the
+ * poller ended its window as contended and the poller slept.
+ */
+struct passer {
+	int cpu, turns;
+};
+
+static void *passer_fn(void *arg)
+{
+	struct passer *ps = arg;
+	struct timespec ts = { 0, 500000 };
+	cpu_set_t set;
+	double until;
+	int i;
+
+	CPU_ZERO(&set);
+	CPU_SET(ps->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		return NULL;
+	for (i = 0; i < 30; i++) {
+		nanosleep(&ts, NULL);
+		for (until = now_s() + 5e-6; now_s() < until; )
+			;
+		ps->turns++;
+	}
+	return NULL;
+}
+
+/*
+ * Full preemption (the debug kernel): the other task preempts the spin
+ * before it can see need_resched(), so no give-way is counted.
+ */
+static bool preempt_full(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strstr(buf, "(full)");
+}
+
+static void passing_task(const char *wwpn)
+{
+	long long tids[NVQ], g0, c0, g1, c1;
+	struct passer ps = { .cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 };
+	pthread_t th;
+	cpu_set_t set;
+	struct dev d;
+	int awake, bad = 0;
+
+	long_spin_params();
+	dev_open(&d, "passing task", wwpn, true);
+	find_poller(&d);
+	/* A request first, so that the vq line names its worker. */
+	publish(rq(&d), build(&d, 0, false, 900));
+	kick(&d);
+	reap(&d, 1, 5, &bad);
+	if (poller_workers(&d, tids) < 1)
+		die("passing task: no worker in %s", d.dbg);
+	CPU_ZERO(&set);
+	CPU_SET(ps.cpu, &set);
+	if (sched_setaffinity((pid_t)tids[0], sizeof(set), &set))
+		die("passing task: cannot pin worker %lld to CPU %d: %s", tids[0], ps.cpu, strerror(errno));
+	awake = poller_awake(&d);
+	g0 = stat_field(&d, "gave_way");
+	c0 = stat_field(&d, "contended");
+	if (pthread_create(&th, NULL, passer_fn, &ps))
+		die("pthread_create");
+	pthread_join(th, NULL);
+	g1 = stat_field(&d, "gave_way");
+	c1 = stat_field(&d, "contended");
+	check(awake && ps.turns == 30 && g0 >= 0 && (g1 > g0 || preempt_full()) &&
+	      c1 == c0 && stat_field(&d, "state") == 1 && !bad,
+	      "a task taking 30 short turns on the worker's CPU (%d done): the spinning poller gave way %lld times%s, %lld contended, and is %s",
+	      ps.turns, g1 - g0, preempt_full() ? " (full preemption: it is preempted instead)" : "",
+	      c1 - c0, stat_field(&d, "state") == 1 ? "still awake" : "asleep");
+	dev_close(&d);
+	default_params();
+}
 
 /*
  * Params under which a sleeping poll is woken by a kick rather than the
@@ -1540,6 +1642,7 @@ int main(int argc, char **argv)
 		hostile(argv[1], wwpn2, h);
 	stop_after_kick(argv[1]);
 	shared_worker(argv[1]);
+	passing_task(argv[1]);
 	ceiling_now(argv[1]);
 	measured_ceiling(argv[1]);
 	gap_ends_at_kick(argv[1]);
