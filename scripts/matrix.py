@@ -314,7 +314,7 @@ def write_report(out, summary):
                     "a sleep's timed half (the `auto` ceiling is twice it), the share of windows "
                     "that caught work, and the probes started from the floor in the cell (a few gaps "
                     "at the ceiling, to see whether spinning shortens them), of which paid (then spun up "
-                    "to 1 ms) and were cut short by contention.  SQ: the host's pollers; "
+                    "to 1 ms), and the host's probe windows that contention ended.  SQ: the host's pollers; "
                     "CQ: the guest's.\n\n" + budgets + "\n")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))

@@ -48,10 +48,11 @@ struct vhost_virtqueue;
  * @yields: runs that stopped for other work (on the worker, or another
  *	task on the CPU: @gave_way) and requeued
  * @gave_way: the current spin window gave the CPU to another task
- *	(need_resched()) and goes on when the worker is back
- * @gave: spin windows that gave way (@gave_way), counted each time
- * @contended: spin windows that ended while another task had the CPU they
- *	gave it (the CPU is wanted: the budget drops)
+ *	(need_resched()), and goes on when the worker is back unless that
+ *	task kept the CPU to the window's end (sqcq_back())
+ * @gave_ways: times a spin window gave way
+ * @contended: spin windows that ended because another task kept the CPU
+ *	to their end (the budget drops)
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -78,7 +79,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered, gave;
+	u64 caught, steered, gave_ways;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

@@ -574,7 +574,7 @@ static const char * const sqcq_state_names[] = {
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
 	u64 sleeps, wakeups, wakeups_by_irq, cost_wakeups, yields, caught, spin_ns;
-	u64 probes, probes_paid, probes_cut;
+	u64 probes, probes_paid;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -594,7 +594,6 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->spin_ns += READ_ONCE(p->spin_ns);
 	c->probes += READ_ONCE(p->policy.probes);
 	c->probes_paid += READ_ONCE(p->policy.probes_paid);
-	c->probes_cut += READ_ONCE(p->policy.probes_cut);
 }
 
 static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
@@ -605,9 +604,8 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->polls, c->empty_polls, c->sleeps);
 	seq_printf(m, "wakeups %llu\nwakeups_by_irq %llu\ncost_wakeups %llu\n",
 		   c->wakeups, c->wakeups_by_irq, c->cost_wakeups);
-	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\nprobes_paid %llu\nprobes_cut %llu\n",
-		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid,
-		   c->probes_cut);
+	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\nprobes_paid %llu\n",
+		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid);
 }
 
 /* The window @p would open now (racy while it spins: a moving value). */

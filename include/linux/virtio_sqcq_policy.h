@@ -45,8 +45,8 @@
  * three: the break-even point if a microsecond of spin weighs as much as
  * a microsecond of sleep.  The eighth weighs a
  * missed window's CPU at an eighth of a sleep's latency, on purpose: a
- * window only spins on a CPU nothing else wants (a contended window ends
- * at once), and a sleep costs more than its measurement (the guest's
+ * window only spins on a CPU nothing else wants (a window that another
+ * task keeps the CPU from ends), and a sleep costs more than its measurement (the guest's
  * kick, a VM exit, is not in it).  The price: with a fifth of the gaps
  * catchable, the poller spins most of a ceiling per gap.
  *
@@ -90,8 +90,9 @@
  * nothing when spun through, so their probes fail; failing for ever
  * costs at most SQCQ_PROBE_GAPS windows of the idle timeout every 1.6 s,
  * only while requests flow, on a CPU nothing else wants: contention ends
- * a probe on the host; the guest's poller, SCHED_IDLE, yields to the
- * submitter it completed for, which ends a window, not a probe.  KVM's
+ * a probe's window on the host, and the gap slept through then counts as
+ * such; the guest's poller, SCHED_IDLE, yields to the submitter it
+ * completed for, which ends a window, not a probe.  KVM's
  * halt polling grows its window from any block shorter than its ceiling,
  * which finds the same state by never sitting at 0, and pays for it on
  * every block.
@@ -149,8 +150,9 @@ struct sqcq_policy {
 	u64 probed_left_ns;	/* gap time left before probed_ns expires */
 	u32 probes;		/* probes started (a counter, for debugfs) */
 	u32 probes_paid;	/* of those, that paid (probed_ns) */
-	u32 probes_cut;		/* of those, ended by contention */
-	u32 probe_mean_ns;	/* the last probe's mean gap (0: none) */
+	u32 probe_contended;	/* probe windows that contention ended */
+	bool probe_slept;	/* the probe's current gap is slept through */
+	u32 probe_mean_ns;	/* the last finished probe's mean gap (0: none) */
 	u32 probe_base_ns;	/* what that mean was compared with */
 };
 
@@ -300,7 +302,8 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probed_left_ns = 0;
 	p->probes = 0;
 	p->probes_paid = 0;
-	p->probes_cut = 0;
+	p->probe_contended = 0;
+	p->probe_slept = false;
 	p->probe_mean_ns = 0;
 	p->probe_base_ns = 0;
 }
@@ -520,18 +523,22 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 
 	if (p->probe && !c->measured)
 		p->probe = 0;	/* the ceiling was configured meanwhile */
-	if (p->probe)
+	if (p->probe) {
 		/*
-		 * Longer than the probe's window (the hard cap): slept
-		 * through, and the wait after it counts as for the gaps it
-		 * is compared with (cost_on_path).
+		 * Longer than the probe's window (the hard cap), or its
+		 * window ended by contention: slept through, and the wait
+		 * after it counts as for the gaps it is compared with
+		 * (cost_on_path).
 		 */
 		p->probe_sum += capped + (c->cost_on_path &&
-					  gap_ns > c->spin_max_ns ? p->cost_ns : 0);
-	else if (p->probed_ns)
+					  (gap_ns > c->spin_max_ns ||
+					   p->probe_slept) ? p->cost_ns : 0);
+		p->probe_slept = false;
+	} else if (p->probed_ns) {
 		sqcq_probed_age(p, gap_ns);
-	else if (c->measured)
+	} else if (c->measured) {
 		sqcq_learn_slept(p, (u32)capped);
+	}
 	p->hit = (u32)sqcq_ema_step(p->hit, gap_ns <= max ? SQCQ_HIT_ONE : 0,
 				    c->weight_shift);
 	/*
@@ -612,17 +619,17 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
 
 	/*
-	 * The CPU is wanted: a probe (its budget was never predicted to
-	 * pay) ends at the floor, and the next waits longer.
+	 * A probe's window ended (the caller sleeps), not the probe: its
+	 * gap is slept through and counts the wait after it as the gaps it
+	 * is compared with do.  A probe whose every window is contended
+	 * saves nothing and fails; one window contended now and then (an
+	 * idle vCPU's timer on the worker's CPU) does not throw away what
+	 * the others measured.  The budget stays the probe's.
 	 */
 	if (p->probe) {
-		p->probe = 0;
-		p->probe_sum = 0;
-		p->probe_pays = 0;
-		p->probes_cut++;
-		if (p->probe_fails < SQCQ_PROBE_BACKOFF_MAX)
-			p->probe_fails++;
-		b = 0;
+		p->probe_slept = true;
+		p->probe_contended++;
+		return;
 	}
 	/* Under a budget's first step: the floor (sqcq_policy_move()). */
 	if (b < SQCQ_GROW_START_NS)
@@ -662,6 +669,7 @@ static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 	p->probe_at = now_ns ? now_ns : 1;	/* 0 means "never" */
 	p->probe = SQCQ_PROBE_GAPS;
 	p->probe_sum = 0;
+	p->probe_slept = false;
 	p->probes++;
 	p->budget_ns = sqcq_policy_ceiling(p, c);	/* the hard cap */
 	return true;

@@ -30,7 +30,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
-           ("sq_probes_cut", "SQ probes ended by contention", "{:,.0f}"),
+           ("sq_probe_contended", "SQ probe windows that contention ended", "{:,.0f}"),
            ("sq_probe_mean_us", "SQ last probe's mean gap, us", "{:,.0f}"),
            ("sq_probe_base_us", "SQ gaps it was compared with, us", "{:,.0f}"),
            ("cq_budget_us", "CQ spin budget at the end, us", "{:,.0f}"),
@@ -39,7 +39,6 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
            ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
            ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
-           ("cq_probes_cut", "CQ probes ended by contention", "{:,.0f}"),
            ("cq_probe_mean_us", "CQ last probe's mean gap, us", "{:,.0f}"),
            ("cq_probe_base_us", "CQ gaps it was compared with, us", "{:,.0f}")]
 
@@ -70,9 +69,10 @@ def value(st, field):
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
         return p.get("caught", 0) / windows if "caught" in p and windows else None
-    if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid", "sq_probes_cut", "cq_probes_cut"):
+    if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid", "sq_probe_contended"):
         # Probes the policy started from its floor, those that paid, and
-        # those contention ended (older modules: none).
+        # the host's probe windows that contention ended (older modules:
+        # none).
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         return p.get(field[3:]) if p.get("pollers") else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
@@ -239,9 +239,9 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
            ("sq_caught", "SQ caught"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
-           ("sq_probes_cut", "SQ cut"), ("cq_budget_us", "CQ budget us"),
+           ("sq_probe_contended", "SQ probe windows contended"), ("cq_budget_us", "CQ budget us"),
            ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
-           ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid"), ("cq_probes_cut", "CQ cut")]
+           ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid")]
 
 
 def budget_markdown(summary, modes, tests):

@@ -632,9 +632,10 @@ static bool io_roundtrip(struct dev *d, uint32_t lba0, int count, int gen, char 
 /*
  * Kick good requests until the poller is awake after a completion.  The
  * policy services the first kicks inline (no history yet), and a window
- * that another task contended (this process waking every 200 us in
- * reap(), on the worker's CPU half the time) drops the budget to the
- * floor, so the next kick is inline too: about every other try polls.
+ * that another task kept the CPU from for more than a turn drops the
+ * budget to the floor, so the next kick is inline too.  (This process
+ * wakes every 200 us in reap(), on the worker's CPU half the time: a
+ * turn the window gives and goes on after.)
  * Return the number of requests it took, 0 if it never stayed awake.
  */
 static int poller_awake(struct dev *d)
@@ -943,45 +944,59 @@ static void no_consume(const char *wwpn)
 /* --- the stop paths (issue 18) ----------------------------------------- */
 
 /*
- * A task that takes a turn on the poller's CPU and leaves (LIO's completion
- * kworker, on a host with no other CPU free for it) does not end a spin
- * window: the poller gives way at need_resched() and spins on when it is
- * back, and only a task that keeps the CPU to the window's end counts as
- * contention (drivers/vhost/sqcq_host.c, sqcq_spin()).  A thread pinned
- * to the worker's CPU wakes every 0.5 ms for a few microseconds, 30 times,
- * inside a window of 0.1-1 s.  Before, the first wakeup that preempted the
- * poller ended its window as contended and the poller slept.
+ * Another task on the poller's CPU (drivers/vhost/sqcq_host.c, sqcq_back()):
+ * one that takes short turns and leaves (LIO's completion kworker, on a
+ * host with no other CPU free for it) does not end a spin window, which
+ * goes on when the worker is back; one that keeps the CPU to the window's
+ * end (a CPU-bound task) ends it, and the budget drops.  Windows of 20-50
+ * ms for the turns, so that the window runs out within the test, and of
+ * 0.5-1 ms (the default idle timeout) for the CPU-bound task.  Before
+ * 2026-12-06 the first need_resched() ended the window as contended.
  */
-struct passer {
-	int cpu, turns;
+struct cpu_task {
+	int cpu, turns, go[2];	/* go: a pipe; the task starts on a byte */
+	double busy_s;		/* > 0: one busy loop this long, no turns */
+	bool pinned;
+	volatile bool done;
+	int bad;
 };
 
-static void *passer_fn(void *arg)
+static void *cpu_task_fn(void *arg)
 {
-	struct passer *ps = arg;
+	struct cpu_task *t = arg;
 	struct timespec ts = { 0, 500000 };
 	cpu_set_t set;
 	double until;
+	char c;
 	int i;
 
 	CPU_ZERO(&set);
-	CPU_SET(ps->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+	CPU_SET(t->cpu, &set);
+	t->pinned = !pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	/* Pinned and asleep before the poller spins: not a turn of its own. */
+	if (read(t->go[0], &c, 1) != 1 || !t->pinned)
 		return NULL;
-	for (i = 0; i < 30; i++) {
+	if (t->busy_s > 0) {
+		for (until = now_s() + t->busy_s; now_s() < until; )
+			;
+		t->done = true;
+		return NULL;
+	}
+	for (i = 0; i < 10; i++) {
 		nanosleep(&ts, NULL);
 		for (until = now_s() + 5e-6; now_s() < until; )
 			;
-		ps->turns++;
+		t->turns++;
 	}
 	return NULL;
 }
 
 /*
- * Full preemption (the debug kernel): the other task preempts the spin
- * before it can see need_resched(), so no give-way is counted.
+ * Whether the spin sees need_resched() before it is preempted: under none
+ * or voluntary preemption it does and gives way (counted); under full
+ * preemption, or a kernel that does not say, it is preempted instead.
  */
-static bool preempt_full(void)
+static bool preempt_voluntary(void)
 {
 	char buf[128] = "";
 	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "r");
@@ -991,19 +1006,57 @@ static bool preempt_full(void)
 			buf[0] = 0;
 		fclose(f);
 	}
-	return strstr(buf, "(full)");
+	return strstr(buf, "(none)") || strstr(buf, "(voluntary)");
+}
+
+/*
+ * Run @t beside the poller of @d once it is awake (its result in *@awake);
+ * false if @t could not be pinned.
+ */
+static bool beside_poller(struct cpu_task *t, struct dev *d, int *awake,
+			  long long *g0, long long *c0)
+{
+	pthread_t th;
+
+	if (pipe(t->go))
+		die("pipe: %s", strerror(errno));
+	if (pthread_create(&th, NULL, cpu_task_fn, t))
+		die("pthread_create");
+	sleep_ms(100);		/* (pinned and waiting on the pipe) */
+	*awake = poller_awake(d);
+	*g0 = stat_field(d, "gave_way");
+	*c0 = stat_field(d, "contended");
+	if (write(t->go[1], "g", 1) != 1)
+		die("write: %s", strerror(errno));
+	/* Beside a CPU-bound task, requests keep coming: windows open. */
+	while (t->busy_s > 0 && !t->done) {
+		publish(rq(d), build(d, 0, false, 901));
+		kick(d);
+		reap(d, 1, 5, &t->bad);
+	}
+	pthread_join(th, NULL);
+	close(t->go[0]);
+	close(t->go[1]);
+	return t->pinned;
 }
 
 static void passing_task(const char *wwpn)
 {
-	long long tids[NVQ], g0, c0, g1, c1;
-	struct passer ps = { .cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 };
-	pthread_t th;
+	long long tids[NVQ], g0, c0, g1, c1, c2;
+	struct cpu_task t = { 0 };
 	cpu_set_t set;
 	struct dev d;
-	int awake, bad = 0;
+	int awake, bad = 0, state;
+	double asleep;
 
-	long_spin_params();
+	/* The last CPU this process may use: the worker's and the tasks'. */
+	if (sched_getaffinity(0, sizeof(set), &set))
+		die("sched_getaffinity: %s", strerror(errno));
+	for (t.cpu = CPU_SETSIZE - 1; t.cpu > 0 && !CPU_ISSET(t.cpu, &set); t.cpu--)
+		;
+	set_param("sqcq_spin_max_us", "50000");
+	set_knob("spin_min_us", "20000");
+	set_knob("idle_timeout_us", "50000");
 	dev_open(&d, "passing task", wwpn, true);
 	find_poller(&d);
 	/* A request first, so that the vq line names its worker. */
@@ -1013,22 +1066,38 @@ static void passing_task(const char *wwpn)
 	if (poller_workers(&d, tids) < 1)
 		die("passing task: no worker in %s", d.dbg);
 	CPU_ZERO(&set);
-	CPU_SET(ps.cpu, &set);
+	CPU_SET(t.cpu, &set);
 	if (sched_setaffinity((pid_t)tids[0], sizeof(set), &set))
-		die("passing task: cannot pin worker %lld to CPU %d: %s", tids[0], ps.cpu, strerror(errno));
-	awake = poller_awake(&d);
-	g0 = stat_field(&d, "gave_way");
-	c0 = stat_field(&d, "contended");
-	if (pthread_create(&th, NULL, passer_fn, &ps))
-		die("pthread_create");
-	pthread_join(th, NULL);
+		die("passing task: cannot pin worker %lld to CPU %d: %s", tids[0], t.cpu, strerror(errno));
+
+	if (!beside_poller(&t, &d, &awake, &g0, &c0))
+		die("passing task: cannot pin a thread to CPU %d", t.cpu);
 	g1 = stat_field(&d, "gave_way");
 	c1 = stat_field(&d, "contended");
-	check(awake && ps.turns == 30 && g0 >= 0 && (g1 > g0 || preempt_full()) &&
-	      c1 == c0 && stat_field(&d, "state") == 1 && !bad,
-	      "a task taking 30 short turns on the worker's CPU (%d done): the spinning poller gave way %lld times%s, %lld contended, and is %s",
-	      ps.turns, g1 - g0, preempt_full() ? " (full preemption: it is preempted instead)" : "",
-	      c1 - c0, stat_field(&d, "state") == 1 ? "still awake" : "asleep");
+	state = (int)stat_field(&d, "state");
+	asleep = wait_asleep(&d, 2);
+	c2 = stat_field(&d, "contended");
+	check(awake && t.turns == 10 && g0 >= 0 && (g1 > g0 || !preempt_voluntary()) &&
+	      c1 == c0 && state == 1 && asleep >= 0 && c2 == c0 && !bad,
+	      "a task taking 10 short turns on the worker's CPU (CPU %d): the spinning poller gave way %lld times%s, %lld contended, %s; then its window ran out, %lld contended",
+	      t.cpu, g1 - g0, preempt_voluntary() ? "" : " (preempted instead: full preemption)",
+	      c1 - c0, state == 1 ? "still awake" : "asleep", c2 - c1);
+
+	/*
+	 * A CPU-bound task: it keeps the CPU for a slice (1.5 ms or more),
+	 * past the end of a default window (the idle timeout, 1 ms): the
+	 * window ends, counted as contended.
+	 */
+	set_knob("spin_min_us", "500");
+	set_knob("idle_timeout_us", "1000");
+	set_param("sqcq_spin_max_us", "1000");
+	t.busy_s = 0.3;
+	beside_poller(&t, &d, &awake, &g0, &c0);
+	c1 = stat_field(&d, "contended");
+	state = (int)stat_field(&d, "state");
+	check(c1 > c0 && state == 0 && !t.bad,
+	      "a CPU-bound task for 0.3 s on the worker's CPU, requests coming: %lld windows contended, the poller %s",
+	      c1 - c0, state == 0 ? "asleep" : "still awake");
 	dev_close(&d);
 	default_params();
 }
