@@ -15,8 +15,8 @@
  * flush, another vq's kick): the kick work requeues itself behind it and
  * resumes, still with notifications disabled, so no kick is needed; it
  * gives way to another task that wants the CPU (need_resched()) the same
- * way, and the window ends if that task kept the CPU to the window's end
- * (contention).  It ends on a signal, or when the budget is spent:
+ * way, and the window ends if it ran out meanwhile, as contended if that
+ * task kept the CPU for more than a turn.  It ends on a signal, or when the budget is spent:
  * it then announces NEED_WAKEUP with vhost_enable_notify() and its
  * re-check, and returns; the next kick runs it again.  A policy that predicts that a
  * spin would not catch the next request gives a budget of zero: the kick
@@ -454,34 +454,46 @@ static void sqcq_yield(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 }
 
 /*
- * The CPU is wanted: the window ends (a window resumed after giving way
- * ends at once) and the budget drops (sqcq_policy_contended()).
+ * Another task kept the CPU longer than this: it wanted more than a turn.
+ * A CPU-bound task keeps it for a slice once it runs (EEVDF's base slice:
+ * 0.75 ms x (1 + log2 CPUs), 1.5 ms on this project's 2-CPU host VM);
+ * LIO's completion kworker takes tens of microseconds (on that emulated
+ * host, the worker's absences took 157-236 us at the median).
  */
-static void sqcq_contended(struct vhost_sqcq_vq *sv)
+#define SQCQ_TURN_NS	(500 * NSEC_PER_USEC)
+
+/*
+ * Back on the CPU after @away ns off it (a give-way or a preemption), at
+ * @now: did the window run out meanwhile?  Then it is over; and if the
+ * other task kept the CPU for more than a turn, the CPU is contended:
+ * the budget drops (or, during a probe, the probe's gap counts as slept
+ * through: sqcq_policy_contended()).  A window that ran out during a
+ * turn, as short windows do, ends as if spent.
+ */
+static bool sqcq_window_lost(struct vhost_sqcq_vq *sv, u64 now, u64 away)
 {
-	sqcq_policy_contended(&sv->policy, &sv->params);
-	WRITE_ONCE(sv->contended, sv->contended + 1);
+	if (now < sv->deadline)
+		return false;
+	if (away > SQCQ_TURN_NS) {
+		sqcq_policy_contended(&sv->policy, &sv->params);
+		WRITE_ONCE(sv->contended, sv->contended + 1);
+	}
+	return true;
 }
 
 /*
- * A run after giving way: did the task it gave way to keep the CPU to the
- * window's end?  Then it wanted more than a turn, and the window is over.
- * (Decided before anything is serviced: a request that came meanwhile
- * waited for that task too.)  Windows are at most the idle timeout, 1 ms
- * by default, and a CPU-bound task that gets the CPU keeps it for a slice
- * (EEVDF's base slice: 0.75 ms x (1 + log2 CPUs), 1.5 ms on this
- * project's 2-CPU host VM); LIO's completion kworker takes tens of
- * microseconds (180 us at the median on that emulated host).
+ * A run after giving way, before anything is serviced.  With requests
+ * waiting, the window caught them, late: their gap shows the wait, and
+ * the window is not lost.
  */
-static void sqcq_back(struct vhost_sqcq_vq *sv)
+static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
 	u64 now = ktime_get_mono_fast_ns();
 
 	sv->gave_way = false;
-	if (sv->deadline && now >= sv->deadline) {
-		sqcq_contended(sv);
+	if (sv->deadline && !sqcq_avail_pending(vq) &&
+	    sqcq_window_lost(sv, now, now - sv->gave_at))
 		sv->deadline = now;	/* (spent: NEED_WAKEUP next) */
-	}
 }
 
 enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD };
@@ -497,33 +509,35 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 				struct vhost_sqcq_vq *sv,
 				struct vhost_virtqueue *vq, u64 now)
 {
-	unsigned long switches = current->nvcsw + current->nivcsw;
+	unsigned long switches = current->nivcsw, sw;
+	u64 prev = now;
 
 	for (;;) {
 		if (sqcq_avail_pending(vq))
 			return SQCQ_FOUND;
+		/*
+		 * Preempted since the last look (full or lazy preemption
+		 * switches before the check below can give way): as after a
+		 * give-way, judged by the time off the CPU.  (A switch
+		 * counted, so not time the hypervisor took from this vCPU.)
+		 */
+		sw = READ_ONCE(current->nivcsw);
+		now = ktime_get_mono_fast_ns();
 		if (now >= sv->deadline) {
-			/*
-			 * Switched out since the last peek, and the window ran
-			 * out meanwhile: as after giving way (sqcq_back()).
-			 * The peek's might_fault() reschedules under voluntary
-			 * preemption, and full preemption preempts at once,
-			 * before the check below can give way.  (A switch
-			 * counted: not time the hypervisor took.)
-			 */
-			if (current->nvcsw + current->nivcsw != switches)
-				sqcq_contended(sv);
+			if (sw != switches)
+				sqcq_window_lost(sv, now, now - prev);
 			return SQCQ_SPENT;
 		}
-		switches = current->nvcsw + current->nivcsw;
+		switches = sw;
+		prev = now;
 		/* A stop re-reads sv->on at the next run: no barrier here. */
 		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on))
 			return SQCQ_YIELD;
 		/*
 		 * Another task wants this CPU: it gets it at once (the worker
 		 * loop's cond_resched() after this run), and the window goes
-		 * on when the worker is back, unless that task kept the CPU
-		 * to the window's end (sqcq_back()).  LIO's completion
+		 * on when the worker is back, unless it ran out meanwhile
+		 * (sqcq_back()).  LIO's completion
 		 * kworker for the request just serviced takes a turn on this
 		 * CPU when no other CPU is free; ending the window there, as
 		 * vhost-net's busy poll does, ended every probe on this
@@ -533,6 +547,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 */
 		if (need_resched()) {
 			sv->gave_way = true;
+			sv->gave_at = now;
 			WRITE_ONCE(sv->gave_ways, sv->gave_ways + 1);
 			return SQCQ_YIELD;
 		}
@@ -542,7 +557,6 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
 		cpu_relax();
 		sqcq_set_busy_cpu(sv, raw_smp_processor_id());
-		now = ktime_get_mono_fast_ns();
 	}
 }
 
@@ -598,7 +612,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
 	if (sv->gave_way)
-		sqcq_back(sv);
+		sqcq_back(sv, vq);
 
 	for (;;) {
 		/* Back from a yield to an empty ring: no need to service. */

@@ -48,11 +48,11 @@ struct vhost_virtqueue;
  * @yields: runs that stopped for other work (on the worker, or another
  *	task on the CPU: @gave_way) and requeued
  * @gave_way: the current spin window gave the CPU to another task
- *	(need_resched()), and goes on when the worker is back unless that
- *	task kept the CPU to the window's end (sqcq_back())
+ *	(need_resched()) at @gave_at, and goes on when the worker is back
+ *	unless it ran out meanwhile (sqcq_back())
  * @gave_ways: times a spin window gave way
- * @contended: spin windows that ended because another task kept the CPU
- *	to their end (the budget drops)
+ * @contended: spin windows that ran out while another task kept the CPU
+ *	for more than a turn (the budget drops)
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -75,7 +75,7 @@ struct vhost_sqcq_vq {
 	unsigned int steer_cursor;
 	pid_t worker_pid;
 	const void *worker;
-	u64 empty_since, deadline, t_transition, kicked_at;
+	u64 empty_since, deadline, t_transition, kicked_at, gave_at;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;

@@ -604,9 +604,10 @@ static inline void sqcq_policy_cost(struct sqcq_policy *p,
  * @p: policy state
  * @c: parameters
  *
- * Another task on the poller's CPU (a vCPU, the backend) wanted it for
- * the rest of the window the poller gave way in: spinning would take CPU
- * from it, so the window has ended.  The budget drops to a quarter
+ * Another task on the poller's CPU (a vCPU, the backend) kept it for more
+ * than a turn, to the end of the window the poller gave way in: spinning
+ * would take CPU from it, so the window has ended.  During a probe, that
+ * is all (see below); otherwise the budget drops to a quarter
  * (SQCQ_CONTENDED_SHIFT), faster than short gaps grow it (x2 each), and
  * to the floor from under a budget's first step: on a CPU contended at
  * every window it stays within a microsecond or two of the floor, so the
@@ -618,13 +619,16 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 {
 	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
 
+	if (p->probe && !c->measured)
+		p->probe = 0;	/* the ceiling was configured meanwhile */
 	/*
 	 * A probe's window ended (the caller sleeps), not the probe: its
 	 * gap is slept through and counts the wait after it as the gaps it
-	 * is compared with do.  A probe whose every window is contended
-	 * saves nothing and fails; one window contended now and then (an
-	 * idle vCPU's timer on the worker's CPU) does not throw away what
-	 * the others measured.  The budget stays the probe's.
+	 * is compared with do.  A probe whose windows are all contended
+	 * pays only if the gaps themselves came shorter; one window
+	 * contended now and then (an idle vCPU's slice on the worker's
+	 * CPU) does not throw away what the others measured.  The budget
+	 * stays the probe's.
 	 */
 	if (p->probe) {
 		p->probe_slept = true;

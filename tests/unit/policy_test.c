@@ -778,9 +778,11 @@ static struct sqcq_policy verdict_policy;
 /*
  * One probe of SQCQ_PROBE_GAPS gaps of @probe_gap ns, after gaps without
  * probes of mean @slept and mean deviation @dev, with a measured half of
- * 250 us (@on_path: the work waits for it, as the host's): did it pay?
+ * 250 us (@on_path: the work waits for it, as the host's), every
+ * @every-th window ended by contention first (0: none): did it pay?
  */
-static bool probe_verdict(u32 slept, u32 dev, u64 probe_gap, bool on_path)
+static bool probe_run(u32 slept, u32 dev, u64 probe_gap, bool on_path,
+		      unsigned int every)
 {
 	struct sqcq_policy_params c;
 	struct sqcq_policy p;
@@ -796,33 +798,6 @@ static bool probe_verdict(u32 slept, u32 dev, u64 probe_gap, bool on_path)
 	p.slept_n = SQCQ_PROBE_GAPS;
 	if (!sqcq_policy_probe(&p, &c, 1000))
 		return false;
-	for (i = 0; i < SQCQ_PROBE_GAPS; i++)
-		sqcq_policy_sample(&p, &c, probe_gap);
-	verdict_policy = p;
-	return p.probes_paid == 1 && !p.probe;
-}
-
-/*
- * A probe on the host (the wait for the woken worker on the work's path,
- * 250 us) after gaps of @slept without probes, mean deviation 0: gaps of
- * @probe_gap, every @every-th window ended by contention first (0: none).
- * Did it pay?
- */
-static bool probe_contended_verdict(u32 slept, u64 probe_gap, unsigned int every)
-{
-	struct sqcq_policy_params c;
-	struct sqcq_policy p;
-	unsigned int i;
-
-	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
-	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
-	c.cost_on_path = true;
-	sqcq_policy_init(&p, &c);
-	sqcq_policy_cost(&p, &c, 250000);
-	p.slept_ns = slept;
-	p.slept_n = SQCQ_PROBE_GAPS;
-	if (!sqcq_policy_probe(&p, &c, 1000))
-		return false;
 	for (i = 0; i < SQCQ_PROBE_GAPS; i++) {
 		if (every && i % every == 0)
 			sqcq_policy_contended(&p, &c);
@@ -830,6 +805,17 @@ static bool probe_contended_verdict(u32 slept, u64 probe_gap, unsigned int every
 	}
 	verdict_policy = p;
 	return p.probes_paid == 1 && !p.probe;
+}
+
+static bool probe_verdict(u32 slept, u32 dev, u64 probe_gap, bool on_path)
+{
+	return probe_run(slept, dev, probe_gap, on_path, 0);
+}
+
+/* The host's probe (on the path) with contended windows. */
+static bool probe_contended_verdict(u32 slept, u64 probe_gap, unsigned int every)
+{
+	return probe_run(slept, 0, probe_gap, true, every);
 }
 
 /*
