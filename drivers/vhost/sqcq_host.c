@@ -483,16 +483,21 @@ static bool sqcq_window_lost(struct vhost_sqcq_vq *sv, u64 now, u64 away)
 
 /*
  * A run after giving way, before anything is serviced.  With requests
- * waiting, the window caught them, late: their gap shows the wait, and
- * the window is not lost.
+ * waiting, the window caught them, late (their gap shows the wait): it
+ * is serviced, the budget dropped if the window was contended.
  */
 static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
 	u64 now = ktime_get_mono_fast_ns();
 
 	sv->gave_way = false;
-	if (sv->deadline && !sqcq_avail_pending(vq) &&
-	    sqcq_window_lost(sv, now, now - sv->gave_at))
+	/*
+	 * (Judged with requests waiting too: beside a CPU-bound task they
+	 * nearly always are.  During a probe their gap then also counts a
+	 * wake it did not have: probes err towards failing there.)
+	 */
+	if (sv->deadline && sqcq_window_lost(sv, now, now - sv->gave_at) &&
+	    !sqcq_avail_pending(vq))
 		sv->deadline = now;	/* (spent: NEED_WAKEUP next) */
 }
 
@@ -513,21 +518,23 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 	u64 prev = now;
 
 	for (;;) {
-		if (sqcq_avail_pending(vq))
-			return SQCQ_FOUND;
+		bool found = sqcq_avail_pending(vq);
+
 		/*
 		 * Preempted since the last look (full or lazy preemption
 		 * switches before the check below can give way): as after a
-		 * give-way, judged by the time off the CPU.  (A switch
-		 * counted, so not time the hypervisor took from this vCPU.)
+		 * give-way, judged by the time off the CPU, requests waiting
+		 * or not.  (A switch counted, so not time the hypervisor took
+		 * from this vCPU.)
 		 */
 		sw = READ_ONCE(current->nivcsw);
 		now = ktime_get_mono_fast_ns();
-		if (now >= sv->deadline) {
-			if (sw != switches)
-				sqcq_window_lost(sv, now, now - prev);
+		if (sw != switches)
+			sqcq_window_lost(sv, now, now - prev);
+		if (found)
+			return SQCQ_FOUND;
+		if (now >= sv->deadline)
 			return SQCQ_SPENT;
-		}
 		switches = sw;
 		prev = now;
 		/* A stop re-reads sv->on at the next run: no barrier here. */

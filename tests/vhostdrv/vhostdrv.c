@@ -947,10 +947,11 @@ static void no_consume(const char *wwpn)
  * Another task on the poller's CPU (drivers/vhost/sqcq_host.c, sqcq_back()):
  * one that takes short turns and leaves (LIO's completion kworker, on a
  * host with no other CPU free for it) does not end a spin window, which
- * goes on when the worker is back; one that keeps the CPU to the window's
- * end (a CPU-bound task) ends it, and the budget drops.  Windows of 20-50
- * ms for the turns, so that the window runs out within the test, and of
- * 0.5-1 ms (the default idle timeout) for the CPU-bound task.  Before
+ * goes on when the worker is back; one that keeps the CPU for more than a
+ * turn, past the window's end (a CPU-bound task), ends it, and the budget
+ * drops.  Windows of 0.2-0.5 s for the turns (slow kernels too), so that
+ * the window runs out within the test, and of 0.5-1 ms (the default idle
+ * timeout) for the CPU-bound task.  Before
  * 2026-12-06 the first need_resched() ended the window as contended.
  */
 struct cpu_task {
@@ -1062,9 +1063,9 @@ static void passing_task(const char *wwpn)
 	CPU_CLR(t.cpu, &set);
 	if (CPU_COUNT(&set))
 		sched_setaffinity(0, sizeof(set), &set);
-	set_param("sqcq_spin_max_us", "50000");
-	set_knob("spin_min_us", "20000");
-	set_knob("idle_timeout_us", "50000");
+	set_param("sqcq_spin_max_us", "500000");
+	set_knob("spin_min_us", "200000");
+	set_knob("idle_timeout_us", "500000");
 	dev_open(&d, "passing task", wwpn, true);
 	find_poller(&d);
 	/* A request first, so that the vq line names its worker. */
