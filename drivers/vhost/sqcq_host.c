@@ -13,13 +13,14 @@
  * guest's avail index, taking vq->mutex only to service.  The spin gives
  * way to other work queued on the same worker (LIO's completion work, a
  * flush, another vq's kick): the kick work requeues itself behind it and
- * resumes, still with notifications disabled, so no kick is needed; it
+ * resumes, still with notifications disabled, so no kick is needed.  It
  * gives way to another task that wants the CPU (need_resched()) the same
- * way, and the window ends if it ran out meanwhile, as contended if that
- * task kept the CPU for more than a turn.  It ends on a signal, or when the budget is spent:
- * it then announces NEED_WAKEUP with vhost_enable_notify() and its
- * re-check, and returns; the next kick runs it again.  A policy that predicts that a
- * spin would not catch the next request gives a budget of zero: the kick
+ * way; the window ends if it ran out meanwhile, as contended if that task
+ * kept the CPU for more than a turn.  It ends on a signal, or when the
+ * budget is spent: it then announces NEED_WAKEUP with
+ * vhost_enable_notify() and its re-check, and returns; the next kick runs
+ * it again.  A policy that predicts that a spin would not catch the next
+ * request gives a budget of zero: the kick
  * work then runs upstream's handler, and only learns the gap and the
  * sleep's cost (sqcq_inline()).
  *
@@ -544,9 +545,9 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 * Another task wants this CPU: it gets it at once (the worker
 		 * loop's cond_resched() after this run), and the window goes
 		 * on when the worker is back, unless it ran out meanwhile
-		 * (sqcq_back()).  LIO's completion
-		 * kworker for the request just serviced takes a turn on this
-		 * CPU when no other CPU is free; ending the window there, as
+		 * (sqcq_back()).  LIO's completion kworker for the request
+		 * just serviced takes a turn on this CPU when no other CPU is
+		 * free; ending the window there, as
 		 * vhost-net's busy poll does, ended every probe on this
 		 * project's 2-CPU host VM (docs/results.md, "Probes cut by
 		 * contention").  KVM's halt polling stops while

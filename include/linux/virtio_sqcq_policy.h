@@ -46,9 +46,10 @@
  * a microsecond of sleep.  The eighth weighs a
  * missed window's CPU at an eighth of a sleep's latency, on purpose: a
  * window only spins on a CPU nothing else wants (a window that another
- * task keeps the CPU from ends), and a sleep costs more than its measurement (the guest's
- * kick, a VM exit, is not in it).  The price: with a fifth of the gaps
- * catchable, the poller spins most of a ceiling per gap.
+ * task keeps the CPU from ends), and a sleep costs more than its
+ * measurement (the guest's kick, a VM exit, is not in it).  The price:
+ * with a fifth of the gaps catchable, the poller spins most of a ceiling
+ * per gap.
  *
  * Contention (the poller's CPU wanted by another task for longer than a
  * turn: the host's window ran out while the task it gave way to had the
@@ -420,6 +421,14 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
+/* A probe ends when the ceiling becomes configured (the user's choice). */
+static inline void sqcq_probe_unconfigured(struct sqcq_policy *p,
+					   const struct sqcq_policy_params *c)
+{
+	if (p->probe && !c->measured)
+		p->probe = 0;
+}
+
 /* A time in ns as the u32 fields keep it: capped at SQCQ_GAP_CAP_NS. */
 static inline u32 sqcq_cap32(u64 ns)
 {
@@ -521,8 +530,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	u64 cap = (u64)c->spin_max_ns * SQCQ_PROBE_GAP_CAPS;	/* < 2^32 */
 	u64 capped = gap_ns < cap ? gap_ns : cap;
 
-	if (p->probe && !c->measured)
-		p->probe = 0;	/* the ceiling was configured meanwhile */
+	sqcq_probe_unconfigured(p, c);
 	if (p->probe) {
 		/*
 		 * Longer than the probe's window (the hard cap), or its
@@ -619,8 +627,7 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 {
 	u32 b = p->budget_ns >> SQCQ_CONTENDED_SHIFT;
 
-	if (p->probe && !c->measured)
-		p->probe = 0;	/* the ceiling was configured meanwhile */
+	sqcq_probe_unconfigured(p, c);
 	/*
 	 * A probe's window ended (the caller sleeps), not the probe: its
 	 * gap is slept through and counts the wait after it as the gaps it
