@@ -312,7 +312,8 @@ def write_report(out, summary):
                     "(the largest of the device's queues), the window it would open (capped by the "
                     "ceiling and the idle timeout; 0: the poller sleeps at once), the measured cost of "
                     "a sleep's timed half (the `auto` ceiling is twice it), the share of windows "
-                    "that caught work, and the probes started from the floor in the cell (a few gaps "
+                    "that caught work, the CPU spent spinning on an empty ring (% of one CPU, "
+                    "all queues), and the probes started from the floor in the cell (a few gaps "
                     "at the ceiling, to see whether spinning shortens them), of which paid (then spun up "
                     "to 1 ms), and the host's probe windows that contention ended.  SQ: the host's pollers; "
                     "CQ: the guest's.\n\n" + budgets + "\n")

@@ -532,6 +532,8 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		now = ktime_get_mono_fast_ns();
 		if (sw != switches)
 			sqcq_window_lost(sv, now, now - prev);
+		else	/* (not preempted since the last look) */
+			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
 		if (found)
 			return SQCQ_FOUND;
 		if (now >= sv->deadline)
@@ -818,7 +820,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[13] = {}, ema = 0, most = 0, work;
+	u64 sum[14] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0, probed = 0, slept = 0, dev = 0;
 	u32 pmean = 0, pbase = 0;
 	struct vhost_sqcq_vq *sv;
@@ -841,6 +843,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[10] += READ_ONCE(sv->policy.probes_paid);
 		sum[11] += READ_ONCE(sv->policy.probe_contended);
 		sum[12] += READ_ONCE(sv->gave_ways);
+		sum[13] += READ_ONCE(sv->spin_ns);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -874,7 +877,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "gave_way %llu\n", sum[12]);
+	seq_printf(m, "gave_way %llu\nspin_ns %llu\n", sum[12], sum[13]);
 	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\nprobe_contended %llu\n",
 		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10],
 		   sum[11]);
@@ -882,10 +885,11 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		if (!vhost_vq_is_setup(sd->dev->vqs[i]))
 			continue;
 		sv = sd->ops->vq_state(sd->dev->vqs[i]);
-		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu yields %llu caught %llu worker %d\n",
+		seq_printf(m, "vq%u work %llu kicks %llu inline_kicks %llu yields %llu caught %llu sleeps %llu spin_ns %llu worker %d\n",
 			   i, READ_ONCE(sv->work), READ_ONCE(sv->kicks),
 			   READ_ONCE(sv->inline_kicks), READ_ONCE(sv->yields),
-			   READ_ONCE(sv->caught), READ_ONCE(sv->worker_pid));
+			   READ_ONCE(sv->caught), READ_ONCE(sv->sleeps),
+			   READ_ONCE(sv->spin_ns), READ_ONCE(sv->worker_pid));
 		/* Not a counter: readers that sum vq lines skip it. */
 		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u window_ns %u\n",
 			   i, READ_ONCE(sv->policy.budget_ns),

@@ -60,6 +60,8 @@ struct vhost_virtqueue;
  * @spun: the current spin window has a budget (for @caught)
  * @caught: spin windows that found a request (the share of windows that
  *	paid: caught / (caught + sleeps); a contended window is a sleep)
+ * @spin_ns: time spinning on an empty ring while not preempted (an
+ *	interval between two peeks with an involuntary switch is left out)
  * @steer: the commands of the current service may be steered (decided
  *	before it, vhost_sqcq_steer_cpu())
  * @steered: commands given TARGET_SCF_USE_CPUID with another CPU (LIO
@@ -79,7 +81,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered, gave_ways;
+	u64 caught, steered, gave_ways, spin_ns;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

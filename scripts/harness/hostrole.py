@@ -668,6 +668,7 @@ def guest_poller_delta(before, after, seconds):
             d[k] = a[k]
     # The guest's USER_HZ is 100 on x86.
     d["cpu_pct"] = round(100.0 * d.pop("cpu_ticks") / 100 / seconds, 2) if seconds else 0.0
+    d["seconds"] = seconds
     return d
 
 

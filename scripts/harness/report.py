@@ -28,6 +28,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_window_us", "SQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("sq_cost_us", "SQ measured sleep cost (kick to service), us", "{:,.0f}"),
            ("sq_caught", "SQ spin windows that caught work", "{:.2f}"),
+           ("sq_spin_pct", "SQ spin CPU % (time spinning on an empty ring)", "{:.1f}"),
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
            ("sq_probe_contended", "SQ probe windows that contention ended", "{:,.0f}"),
@@ -37,6 +38,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("cq_window_us", "CQ spin window at the end (the budget as applied; 0: no spin), us", "{:,.0f}"),
            ("cq_cost_us", "CQ measured sleep cost (interrupt to poller), us", "{:,.0f}"),
            ("cq_caught", "CQ spin windows that caught work", "{:.2f}"),
+           ("cq_spin_pct", "CQ spin CPU % (time spinning on an empty ring)", "{:.1f}"),
            ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
            ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
            ("cq_probe_mean_us", "CQ last probe's mean gap, us", "{:,.0f}"),
@@ -69,6 +71,12 @@ def value(st, field):
             return p[k] / 1000.0 if k in p else None
         windows = p.get("caught", 0) + p.get("sleeps", 0)
         return p.get("caught", 0) / windows if "caught" in p and windows else None
+    if field in ("sq_spin_pct", "cq_spin_pct"):
+        # The pollers' spin_ns over the cell (older modules: none).
+        p = st.get("poller" if field[0] == "s" else "guest_poller", {})
+        if not p.get("pollers") or "spin_ns" not in p or not p.get("seconds"):
+            return None
+        return 100.0 * p["spin_ns"] / 1e9 / p["seconds"]
     if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid", "sq_probe_contended"):
         # Probes the policy started from its floor, those that paid, and
         # the host's probe windows that contention ended (older modules:
@@ -238,10 +246,10 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
-           ("sq_caught", "SQ caught"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
+           ("sq_caught", "SQ caught"), ("sq_spin_pct", "SQ spin CPU %"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
            ("sq_probe_contended", "SQ probe windows contended"), ("cq_budget_us", "CQ budget us"),
            ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
-           ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid")]
+           ("cq_spin_pct", "CQ spin CPU %"), ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid")]
 
 
 def budget_markdown(summary, modes, tests):
@@ -261,7 +269,7 @@ def budget_markdown(summary, modes, tests):
                 continue
             txt = []
             for (f, _), v in zip(BUDGETS, figs):
-                fmt = "{:.2f}" if f.endswith("caught") else "{:,.0f}"
+                fmt = "{:.2f}" if f.endswith("caught") else "{:.1f}" if f.endswith("pct") else "{:,.0f}"
                 txt.append("-" if v is None else fmt.format(v[0])
                            + (f" [{fmt.format(v[1])}-{fmt.format(v[2])}]" if v[1] != v[2] else ""))
             out.append(f"| {t} | {m} | " + " | ".join(txt) + " |")
@@ -333,8 +341,8 @@ def result_cells(summary, modes, tests, backstore, ref=REF):
                              ("cq_cpu_pct", "guest_poller_cpu"), ("sq_budget_us", "sq_budget_us"),
                              ("cq_budget_us", "cq_budget_us"), ("sq_window_us", "sq_window_us"),
                              ("cq_window_us", "cq_window_us"), ("sq_cost_us", "sq_cost_us"), ("cq_cost_us", "cq_cost_us"),
-                             ("sq_caught", "sq_caught"),
-                             ("cq_caught", "cq_caught")):
+                             ("sq_caught", "sq_caught"), ("cq_caught", "cq_caught"),
+                             ("sq_spin_pct", "sq_spin_pct"), ("cq_spin_pct", "cq_spin_pct")):
                     v = s["fig"][f]
                     c[k] = round(v[0], 4) if v else None
                 c["vs_host"] = round(s["vs_host"], 4) if s["vs_host"] else None
