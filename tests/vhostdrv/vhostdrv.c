@@ -1116,7 +1116,10 @@ static void passing_task(const char *wwpn)
 	/*
 	 * A CPU-bound task: it keeps the CPU for a slice (1.5 ms or more),
 	 * past the end of a default window (the idle timeout, 1 ms): the
-	 * window ends, counted as contended.
+	 * window ends, counted as contended.  Or no window opens: on a debug
+	 * kernel a request took ~9 ms beside the task, gaps the policy does
+	 * not spin for (34 requests, 0 s spinning); then the poller must not
+	 * have spun for more than a tenth of the task's time either.
 	 */
 	set_knob("spin_min_us", "500");
 	set_knob("idle_timeout_us", "1000");
@@ -1135,8 +1138,9 @@ static void passing_task(const char *wwpn)
 	s1 = stat_field(&d, "sleeps");
 	g1 = stat_field(&d, "gave_way");
 	asleep = wait_asleep(&d, 2);
-	check(c1 > c0 && asleep >= 0 && !t.bad,
-	      "a CPU-bound task for 0.3 s on the worker's CPU, requests coming: %lld windows contended, then the poller %s (%d requests; the task had %.2f s of CPU, the worker %.2f s, of which spinning %.3f s; %lld windows caught work, %lld slept, gave way %lld times)",
+	check((c1 > c0 || (e1 - e0) / 1e9 < t.busy_s / 10) && e0 >= 0 &&
+	      asleep >= 0 && !t.bad,
+	      "a CPU-bound task for 0.3 s on the worker's CPU, requests coming: %lld windows contended (or under 0.03 s spun), then the poller %s (%d requests; the task had %.2f s of CPU, the worker %.2f s, of which spinning %.3f s; %lld windows caught work, %lld slept, gave way %lld times)",
 	      c1 - c0, asleep >= 0 ? "asleep" : "still awake after 2 s",
 	      t.reqs, t.got_s, w0 >= 0 && w1 >= 0 ? w1 - w0 : -1.0,
 	      (double)(e1 - e0) / 1e9, k1 - k0, s1 - s0, g1 - g0);
