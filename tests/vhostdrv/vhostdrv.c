@@ -382,16 +382,6 @@ static double thread_cpu_s(long long tid)
 	return (double)(ut + st) / sysconf(_SC_CLK_TCK);
 }
 
-/* CPU time of the calling thread, seconds. */
-static double thread_self_cpu_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return -1;
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The workers that ran @d's poll (its vq lines' "worker"); -1: no stats. */
 static int poller_workers(struct dev *d, long long tids[NVQ])
 {
@@ -992,7 +982,7 @@ static void *cpu_task_fn(void *arg)
 	if (t->busy_s > 0) {
 		for (until = now_s() + t->busy_s; now_s() < until; )
 			;
-		t->got_s = thread_self_cpu_s();
+		t->got_s = thread_cpu_s(gettid());
 		t->done = true;
 		return NULL;
 	}
