@@ -73,7 +73,7 @@
  * neither side can time.  (On the host a gap slept through ends at the
  * kick, and the request then waits for the woken worker: that measured
  * half is saved too, @cost_on_path.)  If it saved an eighth of the gaps
- * or more, and 5/8 of their mean deviation (@slept_dev, so that noise
+ * or more, and 7/16 of their mean deviation (@slept_dev, so that noise
  * alone seldom pays), the probe paid: the ceiling is the hard cap until
  * the probe expires,
  * after SQCQ_PROBE_KEEP_NS (twice that for each paid probe in a row
@@ -89,7 +89,7 @@
  * doubles the time to the next, up to 2^SQCQ_PROBE_BACKOFF_MAX times.
  * Gaps that do not depend on the poller (a workload's own pauses) save
  * nothing when spun through, so their probes fail; failing for ever
- * costs at most SQCQ_PROBE_GAPS windows of the idle timeout every 1.6 s,
+ * costs at most SQCQ_PROBE_GAPS windows of the idle timeout every 3.2 s,
  * only while requests flow, on a CPU nothing else wants: contention ends
  * a probe's window on the host, and the gap slept through then counts as
  * such; the guest's poller, SCHED_IDLE, yields to the submitter it
@@ -195,12 +195,17 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
  * share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first, and for
  * their mean to vary little: a probe compares it with the mean of about
  * as many gaps learnt without probes just before, and their difference
- * varies by a quarter of the gaps' standard deviation (sqrt(2/32)).
+ * varies by 0.18 of the gaps' standard deviation (sqrt(2/64)).  With 32
+ * (a quarter), sqcq-host's probes at QD1 on this project's host VM paid
+ * in 10 of 26 (docs/results/issue20-close-20261206: those that paid
+ * saved 0.47-0.83 of the gaps' mean deviation, about the threshold),
+ * and each one that failed sent the host back to sleeping for a while
+ * where its 1 ms variant gained.
  */
-#define SQCQ_PROBE_GAPS		32U
-#define SQCQ_PROBE_SHIFT	5	/* their mean: a shift */
+#define SQCQ_PROBE_GAPS		64U
+#define SQCQ_PROBE_SHIFT	6	/* their mean: a shift */
 /* The gaps without probes weigh 1/2^this: about as many in their EMA. */
-#define SQCQ_SLEPT_SHIFT	4
+#define SQCQ_SLEPT_SHIFT	5
 static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)));
 /*
@@ -209,19 +214,25 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
  * through and would only add noise to the means.
  */
 #define SQCQ_PROBE_GAP_CAPS	2
-/* Probes start at most this often (100 ms) ... */
-#define SQCQ_PROBE_EVERY_NS	100000000ULL
+/*
+ * Probes start at most this often (200 ms) ... (twice as long as a probe
+ * of 32 gaps waited: a failing probe of twice as many windows costs as
+ * much CPU as before)
+ */
+#define SQCQ_PROBE_EVERY_NS	200000000ULL
 /* ... and 2^(failed probes in a row) times less often, up to 2^this. */
 #define SQCQ_PROBE_BACKOFF_MAX	4
 /*
  * A probe pays when spinning shortened the gaps by at least 1/2^this of
- * them (a QD1 round trip an eighth shorter), and by 5/8 of their mean
- * deviation (about 0.8 standard deviations): two standard deviations of
- * the difference of the means, so that noise alone pays about one probe
- * in 40.
+ * them (a QD1 round trip an eighth shorter), and by 7/16 of their mean
+ * deviation (about 0.35 standard deviations): two standard deviations of
+ * the difference of the means.  Noise alone pays about one probe in 24
+ * (gaps of 0.1-1.5 ms that spinning does not shorten, over 50 seeds: 20
+ * of 481), as often per second as probes of 32 gaps paid at 5/8 (19 of
+ * 787), which ran twice as often.
  */
 #define SQCQ_PROBE_PAY_SHIFT	3
-#define SQCQ_PROBE_DEV_NUM	5	/* of 8 */
+#define SQCQ_PROBE_DEV_NUM	7	/* of 16 */
 /*
  * A paid probe's ceiling is kept for this much gap time (1.6 s: the sum
  * of the gaps learnt since, whether spun or slept through), twice as
@@ -229,7 +240,7 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
  * 2^(SQCQ_PROBE_BACKOFF_MAX-1) times; then the next probe checks it
  * against fresh gaps learnt without probes.
  */
-#define SQCQ_PROBE_KEEP_NS	(SQCQ_PROBE_EVERY_NS << SQCQ_PROBE_BACKOFF_MAX)
+#define SQCQ_PROBE_KEEP_NS	1600000000ULL
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
@@ -478,7 +489,7 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 	p->probe_mean_ns = sqcq_cap32(mean);
 	p->probe_base_ns = sqcq_cap32(slept);
 	if (saved && saved >= slept >> SQCQ_PROBE_PAY_SHIFT &&
-	    saved * 8 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
+	    saved * 16 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
 		p->probed_ns = sqcq_cap32(saved);
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)

@@ -894,9 +894,9 @@ static void test_probe(void)
 	CHECK(r.tail_spin_ns * 50 <= 10000000000ULL && r.probes <= 20,
 	      "failed probes cost %llu us of spin in the last 10 s (<= 2%%), %d probes in 20 s",
 	      (unsigned long long)(r.tail_spin_ns / 1000), r.probes);
-	r = sim_qd1(&p, &c, 150000, 900000, 2000000000ULL, 100000000ULL, true);
+	r = sim_qd1(&p, &c, 150000, 900000, 4000000000ULL, 100000000ULL, true);
 	CHECK(p.probe_fails == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
-	      "spinning pays from then on: found by the next probe (1.6 s at most), which resets the back-off (%u); %d of %d caught",
+	      "spinning pays from then on: found by the next probe (3.2 s at most), which resets the back-off (%u); %d of %d caught",
 	      p.probe_fails, r.tail_caught, r.tail_gaps);
 
 	/*
@@ -913,15 +913,15 @@ static void test_probe(void)
 
 	/*
 	 * The verdict: 1 ms gaps without probes, 750 us in the probe.  It
-	 * saved a quarter: paid if the gaps deviate by 400 us (its 250 us
-	 * is 5/8 of that), not by more (noise).  An eighth or less never
+	 * saved a quarter: paid if the gaps deviate by 571 us (its 250 us
+	 * is 7/16 of that), not by more (noise).  An eighth or less never
 	 * pays.
 	 */
-	CHECK(probe_verdict(1000000, 400000, 750000, false) &&
-	      !probe_verdict(1000000, 401000, 750000, false) &&
+	CHECK(probe_verdict(1000000, 571000, 750000, false) &&
+	      !probe_verdict(1000000, 572000, 750000, false) &&
 	      !probe_verdict(1000000, 0, 880000, false) &&
 	      probe_verdict(1000000, 0, 870000, false),
-	      "a probe pays if it saved >= 1/8 of the gaps and >= 5/8 of their mean deviation");
+	      "a probe pays if it saved >= 1/8 of the gaps and >= 7/16 of their mean deviation");
 	/*
 	 * The host's gaps end at the kick, and the request then waits for
 	 * the woken worker (250 us measured): gaps as long spun as slept
@@ -929,7 +929,7 @@ static void test_probe(void)
 	 */
 	CHECK(probe_verdict(1000000, 0, 1000000, true) &&
 	      !probe_verdict(1000000, 0, 1000000, false) &&
-	      !probe_verdict(1000000, 401000, 1000000, true),
+	      !probe_verdict(1000000, 572000, 1000000, true),
 	      "with the measured half on the work's path (the host), a probe counts it as saved");
 	/*
 	 * ... and a probe's gap longer than its window was slept through

@@ -1291,7 +1291,7 @@ static void ceiling_now(const char *wwpn)
  * sample of what a sleep costs (kick to service, the half the host can
  * time), the budget does not exceed the whole (twice that) before a
  * probe, and the parameter reads back as it was written.  A probe from
- * the floor starts once SQCQ_PROBE_GAPS (32) gaps were learnt without
+ * the floor starts once SQCQ_PROBE_GAPS (64) gaps were learnt without
  * one: its windows are the hard cap, the idle timeout (1 ms).
  */
 static void measured_ceiling(const char *wwpn)
@@ -1313,7 +1313,7 @@ static void measured_ceiling(const char *wwpn)
 	      (int)strcspn(val, "\n"), val);
 	dev_open(&d, "measured", wwpn, true);
 	find_poller(&d);
-	for (i = 0; i < 40; i++) {
+	for (i = 0; i < 72; i++) {
 		wait_asleep(&d, 1);
 		publish(rq(&d), build(&d, 0, false, 920 + i));
 		kick(&d);
@@ -1330,9 +1330,9 @@ static void measured_ceiling(const char *wwpn)
 	}
 	budget = stat_field(&d, "budget_ns");
 	probes = stat_field(&d, "probes");
-	check(got == 40 && !bad && probes >= 1 && budget >= 0 &&
+	check(got == 72 && !bad && probes >= 1 && budget >= 0 &&
 	      budget <= 1000000,
-	      "auto: after 32 gaps a probe from the floor starts (probes %lld), its windows within the hard cap (budget %lld); %d of 40 completed",
+	      "auto: after 64 gaps a probe from the floor starts (probes %lld), its windows within the hard cap (budget %lld); %d of 72 completed",
 	      probes, budget, got);
 	dev_close(&d);
 }
