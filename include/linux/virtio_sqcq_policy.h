@@ -235,7 +235,8 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 #define SQCQ_PROBE_DEV_NUM	7	/* of 16 */
 /*
  * A paid probe's ceiling is kept for this much gap time (1.6 s: the sum
- * of the gaps learnt since, whether spun or slept through), twice as
+ * of the gaps learnt since, whether spun or slept through, each capped
+ * at SQCQ_PROBE_GAP_CAPS hard caps), twice as
  * long for each paid probe in a row before it, up to
  * 2^(SQCQ_PROBE_BACKOFF_MAX-1) times; then the next probe checks it
  * against fresh gaps learnt without probes.
@@ -509,8 +510,12 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 /*
  * A paid probe's ceiling ages with the gaps learnt under it, spun or
  * slept through (a poller whose windows catch every gap never wakes, so
- * a wakeup cannot be what retires it).  Expired: back to the measured
- * ceiling; the next probe compares with fresh gaps, learnt without it.
+ * a wakeup cannot be what retires it), each capped as the probe compared
+ * them (@gap_ns): a pause with no requests at all tells nothing about
+ * spinning, and uncapped, the second or two between two fio jobs retired
+ * the ceiling that the first had paid for, so that the second started
+ * asleep.  Expired: back to the measured ceiling; the next probe
+ * compares with fresh gaps, learnt without it.
  */
 static inline void sqcq_probed_age(struct sqcq_policy *p, u64 gap_ns)
 {
@@ -554,7 +559,7 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 					   p->probe_slept) ? p->cost_ns : 0);
 		p->probe_slept = false;
 	} else if (p->probed_ns) {
-		sqcq_probed_age(p, gap_ns);
+		sqcq_probed_age(p, capped);
 	} else if (c->measured) {
 		sqcq_learn_slept(p, (u32)capped);
 	}

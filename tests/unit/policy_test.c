@@ -868,6 +868,26 @@ static void test_probe(void)
 	      "meanwhile the probe's ceiling expired, after 1.6 s of gaps (ceiling %u)",
 	      sqcq_policy_ceiling(&p, &c));
 	/*
+	 * A pause with no requests at all (between two fio jobs) does not
+	 * retire a paid probe's ceiling: the gaps age it capped, as the
+	 * probe compared them.  Uncapped, a 3 s pause expired it at once,
+	 * and the next job started asleep, waiting for a probe.
+	 */
+	sqcq_policy_init(&p, &c);
+	sim_qd1(&p, &c, 150000, 900000, 200000000ULL, 100000000ULL, true);
+	i = p.probes_paid;
+	sqcq_policy_sample(&p, &c, 3000000000ULL);
+	sqcq_policy_cost(&p, &c, 250000);
+	CHECK(i == 1 && p.probed_ns == 750000 &&
+	      sqcq_policy_ceiling(&p, &c) == c.spin_max_ns,
+	      "a 3 s pause after a paid probe keeps its ceiling (%u saved, ceiling %u)",
+	      p.probed_ns, sqcq_policy_ceiling(&p, &c));
+	r = sim_qd1(&p, &c, 600000, 900000, 100000000ULL, 50000000ULL, true);
+	CHECK(r.probes == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
+	      "and the next job's 600 us gaps (over the measured 500 us) are spun through at once, without a probe: %d of %d caught in its last 50 ms",
+	      r.tail_caught, r.tail_gaps);
+
+	/*
 	 * A probe's ceiling ages with the gaps, not with wakeups: 600 us
 	 * gaps spun (1.5 ms slept) pay; then the gaps stop depending on the
 	 * poller, 900 us spun or not, all caught by 1 ms windows at first,
