@@ -195,30 +195,28 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
  * share caught to pass 1/2^SQCQ_HIT_MIN_SHIFT at the first, and for
  * their mean to vary little: a probe compares it with the mean of about
  * as many gaps learnt without probes just before, and their difference
- * varies by 0.18 of the gaps' standard deviation (sqrt(2/64)).  With 32
- * (a quarter), sqcq-host's probes at QD1 on this project's host VM paid
- * in 10 of 26 (docs/results/issue20-close-20261206: those that paid
- * saved 0.47-0.83 of the gaps' mean deviation, about the threshold),
- * and each one that failed sent the host back to sleeping for a while
- * where its 1 ms variant gained.
+ * varies by 0.18 of the gaps' standard deviation (sqrt(2/64)).
  */
 #define SQCQ_PROBE_GAPS		64U
 #define SQCQ_PROBE_SHIFT	6	/* their mean: a shift */
-/* The gaps without probes weigh 1/2^this: about as many in their EMA. */
+/*
+ * The gaps without probes weigh 1/2^this: about as many in their EMA (an
+ * EMA of weight w weighs as a mean of (2 - w) / w samples).
+ */
 #define SQCQ_SLEPT_SHIFT	5
 static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
-	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)));
+	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)) &&
+	      SQCQ_SLEPT_SHIFT == SQCQ_PROBE_SHIFT - 1);
 /*
  * Gaps are compared capped at this many hard caps: a pause of the
  * workload's own (fio's think time) is as long spun through as slept
  * through and would only add noise to the means.
  */
 #define SQCQ_PROBE_GAP_CAPS	2
-/*
- * Probes start at most this often (200 ms) ... (twice as long as a probe
- * of 32 gaps waited: a failing probe of twice as many windows costs as
- * much CPU as before)
- */
+/* (so a capped gap fits the u32 fields, sqcq_policy_sample()) */
+static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL * SQCQ_PROBE_GAP_CAPS <=
+	      SQCQ_GAP_CAP_NS);
+/* Probes start at most this often (200 ms) ... */
 #define SQCQ_PROBE_EVERY_NS	200000000ULL
 /* ... and 2^(failed probes in a row) times less often, up to 2^this. */
 #define SQCQ_PROBE_BACKOFF_MAX	4
@@ -226,22 +224,21 @@ static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
  * A probe pays when spinning shortened the gaps by at least 1/2^this of
  * them (a QD1 round trip an eighth shorter), and by 7/16 of their mean
  * deviation (about 0.35 standard deviations): two standard deviations of
- * the difference of the means.  Noise alone pays about one probe in 24
- * (gaps of 0.1-1.5 ms that spinning does not shorten, over 50 seeds: 20
- * of 481), as often per second as probes of 32 gaps paid at 5/8 (19 of
- * 787), which ran twice as often.
+ * the difference of the means, so that noise alone pays about one probe
+ * in 40.
  */
 #define SQCQ_PROBE_PAY_SHIFT	3
-#define SQCQ_PROBE_DEV_NUM	7	/* of 16 */
+#define SQCQ_PROBE_DEV_NUM	7
+#define SQCQ_PROBE_DEV_SHIFT	4	/* 7/16 */
 /*
  * A paid probe's ceiling is kept for this much gap time (1.6 s: the sum
  * of the gaps learnt since, whether spun or slept through, each capped
- * at SQCQ_PROBE_GAP_CAPS hard caps), twice as
- * long for each paid probe in a row before it, up to
- * 2^(SQCQ_PROBE_BACKOFF_MAX-1) times; then the next probe checks it
- * against fresh gaps learnt without probes.
+ * at SQCQ_PROBE_GAP_CAPS hard caps), twice as long for each paid probe
+ * in a row before it, up to 2^(SQCQ_PROBE_BACKOFF_MAX-1) times; then the
+ * next probe checks it against fresh gaps learnt without probes.
  */
 #define SQCQ_PROBE_KEEP_NS	1600000000ULL
+static_assert(SQCQ_PROBE_KEEP_NS << (SQCQ_PROBE_BACKOFF_MAX - 1) < (1ULL << 63));
 
 /**
  * sqcq_params_set - the parameters for a budget floor and ceiling
@@ -433,12 +430,20 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 	return p->budget_ns > c->spin_min_ns;
 }
 
-/* A probe ends when the ceiling becomes configured (the user's choice). */
+/*
+ * A configured ceiling is the user's choice: a probe ends, and a paid
+ * probe's ceiling is forgotten (it would not age under a ceiling of 0,
+ * its gaps capped at 0, and would come back with "auto").
+ */
 static inline void sqcq_probe_unconfigured(struct sqcq_policy *p,
 					   const struct sqcq_policy_params *c)
 {
-	if (p->probe && !c->measured)
-		p->probe = 0;
+	if (c->measured)
+		return;
+	p->probe = 0;
+	p->probed_ns = 0;
+	p->probed_left_ns = 0;
+	p->probe_pays = 0;
 }
 
 /* A time in ns as the u32 fields keep it: capped at SQCQ_GAP_CAP_NS. */
@@ -490,7 +495,8 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
 	p->probe_mean_ns = sqcq_cap32(mean);
 	p->probe_base_ns = sqcq_cap32(slept);
 	if (saved && saved >= slept >> SQCQ_PROBE_PAY_SHIFT &&
-	    saved * 16 >= (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
+	    saved << SQCQ_PROBE_DEV_SHIFT >=
+	    (u64)p->slept_dev_ns * SQCQ_PROBE_DEV_NUM) {
 		p->probed_ns = sqcq_cap32(saved);
 		p->probe_fails = 0;
 		if (p->probe_pays < SQCQ_PROBE_BACKOFF_MAX)
@@ -514,8 +520,14 @@ static inline void sqcq_probe_end(struct sqcq_policy *p,
  * them (@gap_ns): a pause with no requests at all tells nothing about
  * spinning, and uncapped, the second or two between two fio jobs retired
  * the ceiling that the first had paid for, so that the second started
- * asleep.  Expired: back to the measured ceiling; the next probe
- * compares with fresh gaps, learnt without it.
+ * asleep.  So it lasts SQCQ_PROBE_KEEP_NS / (SQCQ_PROBE_GAP_CAPS hard
+ * caps) gaps or more (800 with the default 1 ms idle timeout), however
+ * far apart: traffic, not wall time, retires it.  What it can cost is
+ * bounded as before: a window spins for a gap's length at most, and only
+ * the hard cap of it, so no more than SQCQ_PROBE_KEEP_NS of spinning per
+ * paid probe (up to 8 times that in a row).  Expired: back to the
+ * measured ceiling; the next probe compares with fresh gaps, learnt
+ * without it.
  */
 static inline void sqcq_probed_age(struct sqcq_policy *p, u64 gap_ns)
 {

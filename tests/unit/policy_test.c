@@ -827,10 +827,11 @@ static bool probe_contended_verdict(u32 slept, u64 probe_gap, unsigned int every
  */
 static void test_probe(void)
 {
-	struct sqcq_policy_params c;
+	struct sqcq_policy_params c, zero;
 	struct sqcq_policy p;
 	struct qd1_sim r;
 	unsigned int i;
+	bool kept;
 
 	sqcq_params_set(&c, 0, SQCQ_SPIN_MAX_AUTO);
 	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
@@ -883,9 +884,34 @@ static void test_probe(void)
 	      "a 3 s pause after a paid probe keeps its ceiling (%u saved, ceiling %u)",
 	      p.probed_ns, sqcq_policy_ceiling(&p, &c));
 	r = sim_qd1(&p, &c, 600000, 900000, 100000000ULL, 50000000ULL, true);
-	CHECK(r.probes == 0 && r.tail_caught * 10 >= r.tail_gaps * 9,
-	      "and the next job's 600 us gaps (over the measured 500 us) are spun through at once, without a probe: %d of %d caught in its last 50 ms",
-	      r.tail_caught, r.tail_gaps);
+	CHECK(r.probes == 0 && r.caught * 10 >= r.gaps * 9,
+	      "and the next job's 600 us gaps (over the measured 500 us) are spun through at once, without a probe: %d of %d caught in its 100 ms",
+	      r.caught, r.gaps);
+	/*
+	 * Traffic retires it: gaps counted up to two hard caps, so 50 ms
+	 * gaps take exactly as many as 2 ms ones would.
+	 */
+	i = (unsigned int)((p.probed_left_ns + 2 * c.spin_max_ns - 1) /
+			   (2 * c.spin_max_ns));
+	while (i-- > 1)
+		sqcq_policy_sample(&p, &c, 50000000ULL);
+	kept = p.probed_ns != 0;
+	sqcq_policy_sample(&p, &c, 50000000ULL);
+	CHECK(kept && !p.probed_ns && sqcq_policy_ceiling(&p, &c) == 500000,
+	      "50 ms gaps retire it after its time left over 2 ms each, not at the first (ceiling %u)",
+	      sqcq_policy_ceiling(&p, &c));
+	/*
+	 * A ceiling configured meanwhile (the user's choice) forgets it: at
+	 * 0, its gaps capped at 0 would never age it, and "auto" would bring
+	 * it back.
+	 */
+	sqcq_policy_init(&p, &c);
+	sim_qd1(&p, &c, 150000, 900000, 200000000ULL, 100000000ULL, true);
+	sqcq_params_set(&zero, 0, 0);
+	sqcq_policy_sample(&p, &zero, 900000);
+	CHECK(!p.probed_ns && !p.probe_pays && sqcq_policy_ceiling(&p, &c) == 500000,
+	      "a ceiling configured after a paid probe forgets it: back to auto, the measured ceiling (%u)",
+	      sqcq_policy_ceiling(&p, &c));
 
 	/*
 	 * A probe's ceiling ages with the gaps, not with wakeups: 600 us
