@@ -206,7 +206,7 @@ static_assert(SQCQ_SPIN_MAX_US_LIMIT * 1000ULL +
 #define SQCQ_SLEPT_SHIFT	5
 static_assert(SQCQ_PROBE_GAPS >> SQCQ_PROBE_SHIFT == 1 &&
 	      !(SQCQ_PROBE_GAPS & (SQCQ_PROBE_GAPS - 1)) &&
-	      SQCQ_SLEPT_SHIFT == SQCQ_PROBE_SHIFT - 1);
+	      SQCQ_PROBE_SHIFT - SQCQ_SLEPT_SHIFT == 1);
 /*
  * Gaps are compared capped at this many hard caps: a pause of the
  * workload's own (fio's think time) is as long spun through as slept
