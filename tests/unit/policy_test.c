@@ -891,8 +891,9 @@ static void test_probe(void)
 	 * Traffic retires it: gaps counted up to two hard caps, so 50 ms
 	 * gaps take exactly as many as 2 ms ones would.
 	 */
-	i = (unsigned int)((p.probed_left_ns + 2 * c.spin_max_ns - 1) /
-			   (2 * c.spin_max_ns));
+	i = (unsigned int)((p.probed_left_ns +
+			    SQCQ_PROBE_GAP_CAPS * c.spin_max_ns - 1) /
+			   (SQCQ_PROBE_GAP_CAPS * c.spin_max_ns));
 	while (i-- > 1)
 		sqcq_policy_sample(&p, &c, 50000000ULL);
 	kept = p.probed_ns != 0;

@@ -47,6 +47,7 @@
 #include <linux/virtio_scsi.h>
 
 #include "../../include/uapi/linux/virtio_sqcq.h"
+#include "../../include/linux/virtio_sqcq_policy.h"	/* SQCQ_PROBE_GAPS */
 
 #define NUM		128	/* ring size */
 #define NREQ		4	/* request queues */
@@ -1291,9 +1292,11 @@ static void ceiling_now(const char *wwpn)
  * sample of what a sleep costs (kick to service, the half the host can
  * time), the budget does not exceed the whole (twice that) before a
  * probe, and the parameter reads back as it was written.  A probe from
- * the floor starts once SQCQ_PROBE_GAPS (64) gaps were learnt without
- * one: its windows are the hard cap, the idle timeout (1 ms).
+ * the floor starts once SQCQ_PROBE_GAPS gaps were learnt without one:
+ * its windows are the hard cap, the idle timeout (1 ms).  (8 kicks more
+ * than that: the first gap opens with the first request.)
  */
+#define MEASURED_KICKS	((int)SQCQ_PROBE_GAPS + 8)
 static void measured_ceiling(const char *wwpn)
 {
 	long long cost, budget, probes;
@@ -1313,7 +1316,7 @@ static void measured_ceiling(const char *wwpn)
 	      (int)strcspn(val, "\n"), val);
 	dev_open(&d, "measured", wwpn, true);
 	find_poller(&d);
-	for (i = 0; i < 72; i++) {
+	for (i = 0; i < MEASURED_KICKS; i++) {
 		wait_asleep(&d, 1);
 		publish(rq(&d), build(&d, 0, false, 920 + i));
 		kick(&d);
@@ -1330,10 +1333,10 @@ static void measured_ceiling(const char *wwpn)
 	}
 	budget = stat_field(&d, "budget_ns");
 	probes = stat_field(&d, "probes");
-	check(got == 72 && !bad && probes >= 1 && budget >= 0 &&
+	check(got == MEASURED_KICKS && !bad && probes >= 1 && budget >= 0 &&
 	      budget <= 1000000,
-	      "auto: after 64 gaps a probe from the floor starts (probes %lld), its windows within the hard cap (budget %lld); %d of 72 completed",
-	      probes, budget, got);
+	      "auto: after %u gaps a probe from the floor starts (probes %lld), its windows within the hard cap (budget %lld); %d of %d completed",
+	      SQCQ_PROBE_GAPS, probes, budget, got, MEASURED_KICKS);
 	dev_close(&d);
 }
 
