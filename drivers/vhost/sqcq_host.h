@@ -48,11 +48,19 @@ struct vhost_virtqueue;
  * @yields: runs that stopped for other work (on the worker, or another
  *	task on the CPU: @gave_way) and requeued
  * @gave_way: the current spin window gave the CPU to another task
- *	(need_resched()) at @gave_at, and goes on when the worker is back
- *	unless it ran out meanwhile (sqcq_back())
+ *	(need_resched(), or one waiting beside it) at @gave_at, and goes on
+ *	when the worker is back unless it ran out meanwhile or that task
+ *	kept the CPU for more than a turn (sqcq_back())
  * @gave_ways: times a spin window gave way
- * @contended: spin windows that ran out while another task kept the CPU
- *	for more than a turn (the budget drops)
+ * @contended: spin windows that another task kept the CPU from for more
+ *	than a turn (the window ends, the budget drops)
+ * @crowded: of @contended, windows that a task waiting beside the spin
+ *	for more than a turn ended (sqcq_crowded())
+ * @naps: naps the spin took for a task waiting beside it
+ * @crowded_at: since when another task has been runnable beside the
+ *	spin (0: not seen)
+ * @nap_at: when the spin naps next if that task is still there
+ * @crowded_nap: the run returning naps first
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -73,15 +81,17 @@ struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
 	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
+	bool crowded_nap;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
 	const void *worker;
-	u64 empty_since, deadline, t_transition, kicked_at, gave_at;
+	u64 empty_since, deadline, t_transition, kicked_at, gave_at, crowded_at;
+	u64 nap_at;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered, gave_ways, spin_ns;
+	u64 caught, steered, gave_ways, spin_ns, crowded, naps;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

@@ -945,15 +945,17 @@ static void no_consume(const char *wwpn)
 /* --- the stop paths (issue 18) ----------------------------------------- */
 
 /*
- * Another task on the poller's CPU (drivers/vhost/sqcq_host.c, sqcq_back()):
- * one that takes short turns and leaves (LIO's completion kworker, on a
- * host with no other CPU free for it) does not end a spin window, which
- * goes on when the worker is back; one that keeps the CPU for more than a
- * turn, past the window's end (a CPU-bound task), ends it, and the budget
- * drops.  Windows of 0.2-0.5 s for the turns (slow kernels too), so that
- * the window runs out within the test, and of 0.5-1 ms (the default idle
- * timeout) for the CPU-bound task.  Before
- * 2026-12-06 the first need_resched() ended the window as contended.
+ * Another task on the poller's CPU (drivers/vhost/sqcq_host.c, sqcq_back(),
+ * sqcq_crowded()): one that takes short turns and leaves (LIO's completion
+ * kworker, on a host with no other CPU free for it) does not end a spin
+ * window, which goes on when the worker is back, whether the turn
+ * preempted the spin or waited beside it until the spin napped; one that
+ * keeps the CPU for more than a turn (a CPU-bound task) ends it, and the
+ * budget drops.  Windows of 0.2-0.5 s for the turns (slow kernels too), so
+ * that the window runs out within the test, and of 0.5-1 ms (the default
+ * idle timeout) for the CPU-bound task.  Before 2026-12-06 the first
+ * need_resched() ended the window as contended; before 2026-12-07 a
+ * CPU-bound task had half its CPU beside a spin whose windows caught work.
  */
 struct cpu_task {
 	int cpu, turns, go[2];	/* go: a pipe; the task starts on a byte */
@@ -1048,6 +1050,7 @@ static bool beside_poller(struct cpu_task *t, struct dev *d, int *awake,
 static void passing_task(const char *wwpn)
 {
 	long long tids[NVQ], g0, c0, g1, c1, c2, e0, e1, k0, k1, s0, s1;
+	long long r0, r1, n0;
 	double w0, w1, wall, spun;
 	long long spin0;
 	struct cpu_task t = { 0 };
@@ -1087,11 +1090,13 @@ static void passing_task(const char *wwpn)
 
 	/* The window is open: its spin time, counted while on the CPU. */
 	spin0 = stat_field(&d, "spin_ns");
+	r0 = stat_field(&d, "naps");
 	wall = now_s();
 	if (!beside_poller(&t, &d, &awake, &g0, &c0))
 		die("passing task: cannot pin a thread to CPU %d", t.cpu);
 	g1 = stat_field(&d, "gave_way");
 	c1 = stat_field(&d, "contended");
+	r1 = stat_field(&d, "naps");
 	state = (int)stat_field(&d, "state");
 	asleep = wait_asleep(&d, 2);
 	c2 = stat_field(&d, "contended");
@@ -1100,23 +1105,30 @@ static void passing_task(const char *wwpn)
 	check(awake && t.turns == 10 && g0 >= 0 && (g1 > g0 || !preempt_voluntary()) &&
 	      c1 == c0 && state == 1 && asleep >= 0 && c2 == c0 && !bad &&
 	      spin0 >= 0 && spun >= 0.1 && spun <= wall,
-	      "a task taking 10 short turns on the worker's CPU (CPU %d): the spinning poller gave way %lld times%s, %lld contended, %s; then its window ran out, %lld contended; spin_ns counted %.3f s of %.3f s (a window of 0.2 s or more)",
+	      "a task taking 10 short turns on the worker's CPU (CPU %d): the spinning poller gave way %lld times%s, napped %lld times, %lld contended, %s; then its window ran out, %lld contended; spin_ns counted %.3f s of %.3f s (a window of 0.2 s or more)",
 	      t.cpu, g1 - g0, preempt_voluntary() ? "" : " (preempted instead: full preemption)",
-	      c1 - c0, state == 1 ? "still awake" : "asleep", c2 - c1, spun, wall);
+	      r0 >= 0 && r1 >= 0 ? r1 - r0 : -1, c1 - c0,
+	      state == 1 ? "still awake" : "asleep", c2 - c1, spun, wall);
 
 	/*
-	 * A CPU-bound task: it keeps the CPU for a slice (1.5 ms or more),
-	 * past the end of a default window (the idle timeout, 1 ms): the
-	 * window ends, counted as contended.  Or no window opens: on a debug
-	 * kernel a request took ~9 ms beside the task, gaps the policy does
-	 * not spin for (34 requests, 0 s spinning); then the poller must not
-	 * have spun for more than a tenth of the task's time either.
+	 * A CPU-bound task, with a floor of 500 us so that every window
+	 * opens: the spin naps every 50 us while the task waits beside it,
+	 * and after a turn (500 us) the window ends, counted as contended
+	 * (crowded), as does each window after it that finds the task
+	 * there; or the task takes the CPU for a slice (1.5 ms or more) at
+	 * need_resched(), and the window ends, contended.  Or no window
+	 * opens: on a debug kernel a request took ~9 ms beside the task,
+	 * gaps the policy does not spin for (34 requests, 0 s spinning);
+	 * then the poller must not have spun for more than a tenth of the
+	 * task's time either.
 	 */
 	set_knob("spin_min_us", "500");
 	set_knob("idle_timeout_us", "1000");
 	set_param("sqcq_spin_max_us", "1000");
 	t.busy_s = 0.3;
 	e0 = stat_field(&d, "spin_ns");
+	r0 = stat_field(&d, "crowded");
+	n0 = stat_field(&d, "naps");
 	k0 = stat_field(&d, "caught");
 	s0 = stat_field(&d, "sleeps");
 	w0 = thread_cpu_s(tids[0]);
@@ -1128,13 +1140,54 @@ static void passing_task(const char *wwpn)
 	k1 = stat_field(&d, "caught");
 	s1 = stat_field(&d, "sleeps");
 	g1 = stat_field(&d, "gave_way");
+	r1 = stat_field(&d, "crowded");
 	asleep = wait_asleep(&d, 2);
 	check((c1 > c0 || (e1 - e0) / 1e9 < t.busy_s / 10) && e0 >= 0 &&
 	      asleep >= 0 && !t.bad,
-	      "a CPU-bound task for 0.3 s on the worker's CPU, requests coming: %lld windows contended (or under 0.03 s spun), then the poller %s (%d requests; the task had %.2f s of CPU, the worker %.2f s, of which spinning %.3f s; %lld windows caught work, %lld slept, gave way %lld times)",
-	      c1 - c0, asleep >= 0 ? "asleep" : "still awake after 2 s",
+	      "a CPU-bound task for 0.3 s on the worker's CPU, requests coming: %lld windows contended (or under 0.03 s spun; %lld crowded), the poller spun %.3f s, then %s (%d requests; the task had %.2f s of CPU, the worker %.2f s; %lld windows caught work, %lld slept, gave way %lld times, napped %lld)",
+	      c1 - c0, r0 >= 0 && r1 >= 0 ? r1 - r0 : -1,
+	      (double)(e1 - e0) / 1e9,
+	      asleep >= 0 ? "asleep" : "still awake after 2 s",
 	      t.reqs, t.got_s, w0 >= 0 && w1 >= 0 ? w1 - w0 : -1.0,
-	      (double)(e1 - e0) / 1e9, k1 - k0, s1 - s0, g1 - g0);
+	      k1 - k0, s1 - s0, g1 - g0,
+	      stat_field(&d, "naps") - n0);
+
+	/*
+	 * The same task with the default floor (0) and the measured
+	 * ceiling: a contended window quarters the budget, to the floor from
+	 * under its first step, and a floor of 0 opens no window.  A probe
+	 * from the floor still opens windows of the hard cap for its gaps
+	 * (a probe's window ends on contention, the probe does not), each
+	 * ended at its first peek once a turn of waiting showed the task
+	 * CPU-bound.  Before the single-task rule the scheduler gave a
+	 * spinning worker its fair share beside the task until
+	 * need_resched(): on Debian's kernel here the poller spun
+	 * 0.025-0.132 s of the 0.3 s in four runs (one probe spun
+	 * 0.040-0.044 s, and its windows caught 44 requests).
+	 */
+	default_params();
+	t.reqs = 0;
+	t.done = false;
+	e0 = stat_field(&d, "spin_ns");
+	c0 = stat_field(&d, "contended");
+	r0 = stat_field(&d, "naps");
+	k0 = stat_field(&d, "probes");
+	s0 = stat_field(&d, "caught");
+	w0 = thread_cpu_s(tids[0]);
+	beside_poller(&t, &d, &awake, &g0, &c0);
+	w1 = thread_cpu_s(tids[0]);
+	e1 = stat_field(&d, "spin_ns");
+	asleep = wait_asleep(&d, 2);
+	r1 = stat_field(&d, "naps");
+	check(e0 >= 0 && (e1 - e0) / 1e9 < t.busy_s / 20 && asleep >= 0 &&
+	      !t.bad,
+	      "the same task with the default floor and ceiling: the poller spun %.3f s of its 0.3 s (under 0.015 s), then %s (%d requests; the task had %.2f s of CPU, the worker %.2f s; %lld windows contended, %lld naps, %lld caught work, %lld probes)",
+	      (double)(e1 - e0) / 1e9,
+	      asleep >= 0 ? "asleep" : "still awake after 2 s", t.reqs,
+	      t.got_s, w0 >= 0 && w1 >= 0 ? w1 - w0 : -1.0,
+	      stat_field(&d, "contended") - c0,
+	      r0 >= 0 && r1 >= 0 ? r1 - r0 : -1,
+	      stat_field(&d, "caught") - s0, stat_field(&d, "probes") - k0);
 	sched_setaffinity(0, sizeof(all), &all);
 	dev_close(&d);
 	default_params();
