@@ -500,7 +500,7 @@ class MatrixArgs(unittest.TestCase):
         for i, st in enumerate(x for x in s["steps"] if x["guest"].endswith("sqcq-poll")):
             st["poller"] = {"pollers": 1, "budget_ns": 250000 * (i + 1), "window_ns": 250000,
                             "cost_ns": 400000, "caught": 3 * (i + 1), "sleeps": 1, "probes": 2,
-                            "probes_paid": 1, "probe_contended": i, "crowded": 3 * i,
+                            "probes_paid": 1, "probe_contended": i, "naps": 3 * i,
                             "spin_ns": 500000000 * (i + 1), "seconds": 10.0}
             # (a guest module without spin_ns: no figure)
             st["guest_poller"] = {"pollers": 2, "budget_ns": 0, "window_ns": 0, "caught": 0, "sleeps": 4,

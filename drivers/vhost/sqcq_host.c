@@ -16,12 +16,10 @@
  * resumes, still with notifications disabled, so no kick is needed.  It
  * gives way to another task that wants the CPU (need_resched()) the same
  * way; the window ends if it ran out meanwhile, as contended if that task
- * kept the CPU for more than a turn, whether or not the window ran out.
- * A task that waits beside the spin instead (the scheduler keeps the
- * worker on for its slice) is given the CPU by short naps, every 50 us,
- * and if it is still there after a turn the window ends, contended
- * (sqcq_crowded(): KVM's single-task rule, with a grace).  It
- * ends on a signal, or when the
+ * kept the CPU for more than a turn.  A task that waits beside the spin
+ * instead (the scheduler keeps the worker on for its slice) is given the
+ * CPU by a nap after 50 us, judged the same way (sqcq_crowded(): KVM's
+ * single-task rule, with a grace).  It ends on a signal, or when the
  * budget is spent: it then announces NEED_WAKEUP with
  * vhost_enable_notify() and its re-check, and returns; the next kick runs
  * it again.  A policy that predicts that a spin would not catch the next
@@ -477,7 +475,7 @@ static void sqcq_yield(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * the budget drops (or, during a probe, the probe's gap counts as slept
  * through: sqcq_policy_contended()).  A window that ran out during a
  * turn, as short windows do, ends as if spent.  (A task that waits beside
- * a window with time left is sqcq_crowded()'s.)
+ * a window with time left gets naps: sqcq_crowded().)
  */
 static bool sqcq_window_lost(struct vhost_sqcq_vq *sv, u64 now, u64 away)
 {
@@ -500,7 +498,6 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	u64 now = ktime_get_mono_fast_ns();
 
 	sv->gave_way = false;
-	sv->crowded_at = 0;	/* (the other task had the CPU) */
 	/*
 	 * (Judged with requests waiting too: beside a CPU-bound task they
 	 * nearly always are.  During a probe their gap then also counts a
@@ -513,61 +510,96 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 
 /*
  * Another task runnable beside the spin for this long: the spin holds it
- * off, and naps SQCQ_CROWDED_NAP_US or a little more.  A task whose wakeup
- * preempts the spin shows in need_resched() first; one the scheduler
- * makes wait is a CPU-bound task, or a short one (LIO's completion
- * kworker, a vCPU thread taking an interrupt) held back while the worker,
- * just picked, runs out its slice (EEVDF's RUN_TO_PARITY: 1.5 ms on a
- * 2-CPU host).  Giving way at need_resched() cannot reach it: none is set,
- * and the worker, still protected, would be picked again.
+ * off, and naps.  A task whose wakeup preempts the spin shows in
+ * need_resched() first; one the scheduler makes wait is a CPU-bound task,
+ * or a short one (LIO's completion kworker, a vCPU thread taking an
+ * interrupt) held back while the worker, just picked, runs out its slice
+ * (EEVDF's RUN_TO_PARITY: 1.5 ms on a 2-CPU host).  Giving way at
+ * need_resched() cannot reach it: none is set, and the worker, still
+ * protected, would be picked again.  The nap asks for 10-20 us; beside a
+ * CPU-bound task it lasts until the scheduler gives the worker the CPU
+ * back, and sqcq_back() judges it as any give-way.
  */
 #define SQCQ_CROWDED_NS		(50 * NSEC_PER_USEC)
 #define SQCQ_CROWDED_NAP_US	10
 
-enum sqcq_crowd { SQCQ_ALONE, SQCQ_NAP, SQCQ_CROWDED };
-
 /*
  * KVM's single-task rule (halt polling stops while !single_task_running()),
- * with a grace: is another task waiting beside the spin, and for how long?
- * Not alone for SQCQ_CROWDED_NS: nap, so that it runs.  Not alone for
- * more than a turn since the first peek that saw it (naps included; a
- * window that catches work opens another with the task still there): the
- * CPU is contended, and the window ends.  The wait starts again when a
- * peek finds the worker alone, with a run after a sleep, and after the
- * CPU was given away at need_resched() or by a preemption.
+ * with a grace: has another task waited beside the spin for
+ * SQCQ_CROWDED_NS since the wait began or the last nap ended?  Then nap,
+ * so that it runs; the window goes on after.  The wait starts again when
+ * a peek finds the worker alone, when the CPU went idle during a nap, and
+ * with each run after a sleep.
  *
- * Why not end the window at once, as KVM does: with DELAY_DEQUEUE a task
- * that slept while not eligible stays counted in the runqueue until a
- * pick removes it, so after a short task's turn single_task_running()
- * stays false until the worker schedules; KVM's rule, tried here on
- * 2026-12-02, ended nearly every window.  The nap's pick removes such a
- * task, and the next peek finds the worker alone.  A short task that
- * waited runs in the nap, or in the next few.  A CPU-bound one is still
- * there after a turn.
+ * Not the end of the window, as in KVM: with DELAY_DEQUEUE a task that
+ * slept while not eligible stays counted in the runqueue until a pick
+ * removes it, so after a short task's turn single_task_running() stays
+ * false until the worker schedules, and KVM's rule ended nearly every
+ * window here.  The nap's pick removes such a task.  A short task that
+ * waited runs in the nap.  Beside a CPU-bound task the worker, having
+ * spun, is not eligible: the nap lasts until the scheduler gives it the
+ * CPU back, a slice later, and sqcq_back() judges it as any give-way (a
+ * window that ran out meanwhile is contended).
  */
-static enum sqcq_crowd sqcq_crowded(struct vhost_sqcq_vq *sv, u64 now)
+static bool sqcq_crowded(struct vhost_sqcq_vq *sv, u64 now)
 {
 	if (single_task_running()) {
 		sv->crowded_at = 0;
-		return SQCQ_ALONE;
+		return false;
 	}
 	if (!sv->crowded_at) {
 		sv->crowded_at = now;
 		sv->nap_at = now + SQCQ_CROWDED_NS;
-		return SQCQ_ALONE;
+		return false;
 	}
-	if (now - sv->crowded_at > SQCQ_TURN_NS)
-		return SQCQ_CROWDED;
-	return now < sv->nap_at ? SQCQ_ALONE : SQCQ_NAP;
+	return now >= sv->nap_at;
 }
 
-enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD };
+enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP_NOW };
 
 /* Services (of up to VHOST_SCSI_WEIGHT requests) before a run yields. */
 #define SQCQ_BATCHES	16
 
 /* sv->flags */
 enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
+
+/* Idle time of @cpu, iowait included, in us; -1 where it is not kept. */
+static u64 sqcq_cpu_idle_us(int cpu)
+{
+	u64 idle = get_cpu_idle_time_us(cpu, NULL);
+	u64 iowait = get_cpu_iowait_time_us(cpu, NULL);
+
+	if (idle == (u64)-1 || iowait == (u64)-1)
+		return -1;
+	return idle + iowait;
+}
+
+/*
+ * The nap: TASK_IDLE, so that naps are no load.  If the CPU went idle
+ * meanwhile, whatever waited beside the spin has run and gone: the wait
+ * is over.  Beside a CPU-bound task it never goes idle.  (Without NOHZ no
+ * idle time is kept, and only a peek that finds the worker alone ends
+ * the wait.)  The next nap is due a grace after this one ended.
+ */
+static void sqcq_nap_now(struct vhost_sqcq_vq *sv)
+{
+	int cpu = raw_smp_processor_id();
+	u64 idle = sqcq_cpu_idle_us(cpu);
+
+	usleep_idle_range(SQCQ_CROWDED_NAP_US, 2 * SQCQ_CROWDED_NAP_US);
+	if (idle != (u64)-1 && sqcq_cpu_idle_us(cpu) != idle)
+		sv->crowded_at = 0;
+	sv->nap_at = ktime_get_mono_fast_ns() + SQCQ_CROWDED_NS;
+}
+
+/* A nap for a task waiting beside the spin: a give-way (sqcq_back()). */
+static enum sqcq_spin sqcq_nap(struct vhost_sqcq_vq *sv, u64 now)
+{
+	sv->gave_way = true;
+	sv->gave_at = now;
+	WRITE_ONCE(sv->naps, sv->naps + 1);
+	return SQCQ_NAP_NOW;
+}
 
 /* Spin on the empty ring until a request, the deadline, or other work. */
 static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
@@ -589,21 +621,24 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 */
 		sw = READ_ONCE(current->nivcsw);
 		now = ktime_get_mono_fast_ns();
-		if (sw != switches) {
+		if (sw != switches)
 			sqcq_window_lost(sv, now, now - prev);
-			sv->crowded_at = 0;	/* (the other task ran) */
-		} else {	/* (not preempted since the last look) */
+		else	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
-		}
 		if (found)
 			return SQCQ_FOUND;
 		if (now >= sv->deadline)
 			return SQCQ_SPENT;
 		switches = sw;
 		prev = now;
-		/* A stop re-reads sv->on at the next run: no barrier here. */
+		/*
+		 * A stop re-reads sv->on at the next run: no barrier here.
+		 * (Two vqs spinning on one worker take turns, each run a peek:
+		 * a task waiting beside them gets its naps here.)
+		 */
 		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on))
-			return SQCQ_YIELD;
+			return sqcq_crowded(sv, now) ? sqcq_nap(sv, now) :
+			       SQCQ_YIELD;
 		/*
 		 * Another task wants this CPU: it gets it at once (the worker
 		 * loop's cond_resched() after this run), and the window goes
@@ -625,21 +660,9 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		/* The owner is going away (SIGKILL): stop, learn nothing. */
 		if (signal_pending(current))
 			return SQCQ_SPENT;
-		/* Another task waits beside the spin. */
-		switch (sqcq_crowded(sv, now)) {
-		case SQCQ_ALONE:
-			break;
-		case SQCQ_NAP:		/* (the window goes on) */
-			sv->crowded_nap = true;
-			WRITE_ONCE(sv->naps, sv->naps + 1);
-			return SQCQ_YIELD;
-		case SQCQ_CROWDED:
-			sv->crowded_at = 0;
-			sqcq_policy_contended(&sv->policy, &sv->params);
-			WRITE_ONCE(sv->contended, sv->contended + 1);
-			WRITE_ONCE(sv->crowded, sv->crowded + 1);
-			return SQCQ_SPENT;
-		}
+		/* Another task waits beside the spin: a nap gives it the CPU. */
+		if (sqcq_crowded(sv, now))
+			return sqcq_nap(sv, now);
 		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
 		cpu_relax();
 		sqcq_set_busy_cpu(sv, raw_smp_processor_id());
@@ -760,14 +783,14 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			continue;
 		case SQCQ_YIELD:
 			sqcq_yield(sv, vq);
-			if (sv->crowded_nap) {
-				sv->crowded_nap = false;
-				usleep_range(SQCQ_CROWDED_NAP_US,
-					     2 * SQCQ_CROWDED_NAP_US);
-				/* (a nap late on a busy CPU is not a peek) */
-				sv->nap_at = ktime_get_mono_fast_ns() +
-					     SQCQ_CROWDED_NS;
-			}
+			return;
+		case SQCQ_NAP_NOW:
+			/*
+			 * Requeued first: the worker loop runs the kick work
+			 * again after the nap, with no kick.
+			 */
+			sqcq_yield(sv, vq);
+			sqcq_nap_now(sv);
 			return;
 		case SQCQ_SPENT:
 			break;
@@ -907,7 +930,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[16] = {}, ema = 0, most = 0, work;
+	u64 sum[15] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0, probed = 0, slept = 0, dev = 0;
 	u32 pmean = 0, pbase = 0;
 	struct vhost_sqcq_vq *sv;
@@ -931,8 +954,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[11] += READ_ONCE(sv->policy.probe_contended);
 		sum[12] += READ_ONCE(sv->gave_ways);
 		sum[13] += READ_ONCE(sv->spin_ns);
-		sum[14] += READ_ONCE(sv->crowded);
-		sum[15] += READ_ONCE(sv->naps);
+		sum[14] += READ_ONCE(sv->naps);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -966,8 +988,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 	/* Every wakeup is by a kick now; wakeups_by_kick stays for readers. */
 	seq_printf(m, "empty_polls %llu\nsleeps %llu\nwakeups %llu\nwakeups_by_kick %llu\n",
 		   sum[0], sum[1], sum[2], sum[2]);
-	seq_printf(m, "gave_way %llu\nspin_ns %llu\ncrowded %llu\nnaps %llu\n",
-		   sum[12], sum[13], sum[14], sum[15]);
+	seq_printf(m, "gave_way %llu\nspin_ns %llu\nnaps %llu\n", sum[12],
+		   sum[13], sum[14]);
 	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\nprobe_contended %llu\n",
 		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10],
 		   sum[11]);

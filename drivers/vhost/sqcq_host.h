@@ -46,21 +46,18 @@ struct vhost_virtqueue;
  * @sleeps: spin windows with a budget that ended with NEED_WAKEUP
  * @empty_polls: emptiness peeks that found nothing
  * @yields: runs that stopped for other work (on the worker, or another
- *	task on the CPU: @gave_way) and requeued
+ *	task on the CPU: @gave_way, @naps) and requeued
  * @gave_way: the current spin window gave the CPU to another task
- *	(need_resched(), or one waiting beside it) at @gave_at, and goes on
- *	when the worker is back unless it ran out meanwhile or that task
- *	kept the CPU for more than a turn (sqcq_back())
- * @gave_ways: times a spin window gave way
- * @contended: spin windows that another task kept the CPU from for more
- *	than a turn (the window ends, the budget drops)
- * @crowded: of @contended, windows that a task waiting beside the spin
- *	for more than a turn ended (sqcq_crowded())
- * @naps: naps the spin took for a task waiting beside it
+ *	(need_resched(), or a nap for one waiting beside it) at @gave_at,
+ *	and goes on when the worker is back unless it ran out meanwhile
+ *	(sqcq_back())
+ * @gave_ways: times a spin window gave way at need_resched()
+ * @contended: spin windows that ran out while another task kept the CPU
+ *	for more than a turn (the budget drops)
+ * @naps: naps the spin took for a task waiting beside it (sqcq_crowded())
  * @crowded_at: since when another task has been runnable beside the
  *	spin (0: not seen)
  * @nap_at: when the spin naps next if that task is still there
- * @crowded_nap: the run returning naps first
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -81,7 +78,6 @@ struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
 	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
-	bool crowded_nap;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
@@ -91,7 +87,7 @@ struct vhost_sqcq_vq {
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
-	u64 caught, steered, gave_ways, spin_ns, crowded, naps;
+	u64 caught, steered, gave_ways, spin_ns, naps;
 	atomic64_t kick_ns;
 	u64 busy_ns, idle_ns;
 };

@@ -32,7 +32,6 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
            ("sq_probe_contended", "SQ probe windows that contention ended", "{:,.0f}"),
-           ("sq_crowded", "SQ windows ended by a task waiting beside the spin for a turn", "{:,.0f}"),
            ("sq_naps", "SQ naps for a task waiting beside the spin", "{:,.0f}"),
            ("sq_probe_mean_us", "SQ last probe's mean gap, us", "{:,.0f}"),
            ("sq_probe_base_us", "SQ gaps it was compared with, us", "{:,.0f}"),
@@ -80,11 +79,10 @@ def value(st, field):
             return None
         return 100.0 * p["spin_ns"] / 1e9 / p["seconds"]
     if field in ("sq_probes", "cq_probes", "sq_probes_paid", "cq_probes_paid", "sq_probe_contended",
-                 "sq_crowded", "sq_naps"):
+                 "sq_naps"):
         # Probes the policy started from its floor, those that paid, the
-        # host's probe windows that contention ended, its windows that a
-        # task waiting beside the spin for a turn ended, and its naps for
-        # such a task (older modules: none).
+        # host's probe windows that contention ended, and its naps for a
+        # task waiting beside the spin (older modules: none).
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         return p.get(field[3:]) if p.get("pollers") else None
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
@@ -251,7 +249,7 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
            ("sq_caught", "SQ caught"), ("sq_spin_pct", "SQ spin CPU %"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
-           ("sq_probe_contended", "SQ probe windows contended"), ("sq_crowded", "SQ crowded"),
+           ("sq_probe_contended", "SQ probe windows contended"), ("sq_naps", "SQ naps"),
            ("cq_budget_us", "CQ budget us"),
            ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
            ("cq_spin_pct", "CQ spin CPU %"), ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid")]
