@@ -526,10 +526,10 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 /*
  * KVM's single-task rule (halt polling stops while !single_task_running()),
  * with a grace: has another task waited beside the spin for
- * SQCQ_CROWDED_NS since the wait began or the last nap ended?  Then nap,
- * so that it runs; the window goes on after.  The wait starts again when
- * a peek finds the worker alone, when the CPU went idle during a nap, and
- * with each run after a sleep.
+ * SQCQ_CROWDED_NS since a peek first saw it, or since the last nap ended?
+ * Then nap, so that it runs; the window goes on after.  The wait starts
+ * again when a peek finds the worker alone, when the CPU was given away
+ * at need_resched() or by a preemption, and with each run after a sleep.
  *
  * Not the end of the window, as in KVM: with DELAY_DEQUEUE a task that
  * slept while not eligible stays counted in the runqueue until a pick
@@ -563,32 +563,15 @@ enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP_NOW };
 /* sv->flags */
 enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
 
-/* Idle time of @cpu, iowait included, in us; -1 where it is not kept. */
-static u64 sqcq_cpu_idle_us(int cpu)
-{
-	u64 idle = get_cpu_idle_time_us(cpu, NULL);
-	u64 iowait = get_cpu_iowait_time_us(cpu, NULL);
-
-	if (idle == (u64)-1 || iowait == (u64)-1)
-		return -1;
-	return idle + iowait;
-}
-
 /*
- * The nap: TASK_IDLE, so that naps are no load.  If the CPU went idle
- * meanwhile, whatever waited beside the spin has run and gone: the wait
- * is over.  Beside a CPU-bound task it never goes idle.  (Without NOHZ no
- * idle time is kept, and only a peek that finds the worker alone ends
- * the wait.)  The next nap is due a grace after this one ended.
+ * The nap, the kick work requeued first: the worker loop runs it again
+ * after the nap, with no kick.  TASK_IDLE, so that naps are no load.  The
+ * next nap is due a grace after this one ended.
  */
-static void sqcq_nap_now(struct vhost_sqcq_vq *sv)
+static void sqcq_nap_now(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
-	int cpu = raw_smp_processor_id();
-	u64 idle = sqcq_cpu_idle_us(cpu);
-
+	sqcq_yield(sv, vq);
 	usleep_idle_range(SQCQ_CROWDED_NAP_US, 2 * SQCQ_CROWDED_NAP_US);
-	if (idle != (u64)-1 && sqcq_cpu_idle_us(cpu) != idle)
-		sv->crowded_at = 0;
 	sv->nap_at = ktime_get_mono_fast_ns() + SQCQ_CROWDED_NS;
 }
 
@@ -621,10 +604,12 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 */
 		sw = READ_ONCE(current->nivcsw);
 		now = ktime_get_mono_fast_ns();
-		if (sw != switches)
+		if (sw != switches) {
 			sqcq_window_lost(sv, now, now - prev);
-		else	/* (not preempted since the last look) */
+			sv->crowded_at = 0;	/* (the other task ran) */
+		} else {	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
+		}
 		if (found)
 			return SQCQ_FOUND;
 		if (now >= sv->deadline)
@@ -634,11 +619,13 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		/*
 		 * A stop re-reads sv->on at the next run: no barrier here.
 		 * (Two vqs spinning on one worker take turns, each run a peek:
-		 * a task waiting beside them gets its naps here.)
+		 * a nap due for a task waiting beside them is taken when the
+		 * other work has run, sqcq_poll().)
 		 */
-		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on))
-			return sqcq_crowded(sv, now) ? sqcq_nap(sv, now) :
-			       SQCQ_YIELD;
+		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on)) {
+			sv->nap_due = sqcq_crowded(sv, now);
+			return SQCQ_YIELD;
+		}
 		/*
 		 * Another task wants this CPU: it gets it at once (the worker
 		 * loop's cond_resched() after this run), and the window goes
@@ -654,6 +641,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		if (need_resched()) {
 			sv->gave_way = true;
 			sv->gave_at = now;
+			sv->crowded_at = 0;	/* (it gets the CPU) */
 			WRITE_ONCE(sv->gave_ways, sv->gave_ways + 1);
 			return SQCQ_YIELD;
 		}
@@ -681,6 +669,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	if (!sv->requeued) {
 		WRITE_ONCE(sv->kicks, sv->kicks + 1);
 		sv->crowded_at = 0;
+		sv->nap_due = false;
 	}
 	sv->requeued = false;
 	sv->active = true;
@@ -722,6 +711,16 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
+	/* A nap put off behind other work, if the window still waits. */
+	if (sv->nap_due) {
+		sv->nap_due = false;
+		if (sv->deadline && !sqcq_avail_pending(vq) &&
+		    READ_ONCE(sv->on) && !sv->gave_way) {
+			sqcq_nap(sv, ktime_get_mono_fast_ns());
+			sqcq_nap_now(sv, vq);
+			return;
+		}
+	}
 	if (sv->gave_way)
 		sqcq_back(sv, vq);
 
@@ -785,12 +784,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 			sqcq_yield(sv, vq);
 			return;
 		case SQCQ_NAP_NOW:
-			/*
-			 * Requeued first: the worker loop runs the kick work
-			 * again after the nap, with no kick.
-			 */
-			sqcq_yield(sv, vq);
-			sqcq_nap_now(sv);
+			sqcq_nap_now(sv, vq);
 			return;
 		case SQCQ_SPENT:
 			break;
@@ -822,6 +816,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->deadline = 0;
 	sv->gave_way = false;
 	sv->crowded_at = 0;
+	sv->nap_due = false;
 	sv->t_transition = 0;
 	atomic64_set(&sv->kick_ns, 0);
 	sqcq_set_busy_cpu(sv, -1);

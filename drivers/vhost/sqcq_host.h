@@ -58,6 +58,8 @@ struct vhost_virtqueue;
  * @crowded_at: since when another task has been runnable beside the
  *	spin (0: not seen)
  * @nap_at: when the spin naps next if that task is still there
+ * @nap_due: a nap was due when the run yielded to other work on the
+ *	worker: the next run takes it first, if the window still waits
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming
@@ -78,6 +80,7 @@ struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
 	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
+	bool nap_due;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
