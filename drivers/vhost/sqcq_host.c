@@ -544,18 +544,17 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 static bool sqcq_crowded(struct vhost_sqcq_vq *sv, u64 now)
 {
 	if (single_task_running()) {
-		sv->crowded_at = 0;
+		sv->nap_at = 0;
 		return false;
 	}
-	if (!sv->crowded_at) {
-		sv->crowded_at = now;
+	if (!sv->nap_at) {
 		sv->nap_at = now + SQCQ_CROWDED_NS;
 		return false;
 	}
 	return now >= sv->nap_at;
 }
 
-enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP_NOW };
+enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP };
 
 /* Services (of up to VHOST_SCSI_WEIGHT requests) before a run yields. */
 #define SQCQ_BATCHES	16
@@ -564,24 +563,19 @@ enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP_NOW };
 enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
 
 /*
- * The nap, the kick work requeued first: the worker loop runs it again
- * after the nap, with no kick.  TASK_IDLE, so that naps are no load.  The
- * next nap is due a grace after this one ended.
+ * A nap for a task waiting beside the spin: a give-way (sqcq_back()), the
+ * kick work requeued first, so that the worker loop runs it again after
+ * the nap with no kick.  TASK_IDLE, so that naps are no load.  The next
+ * nap is due a grace after this one ended.
  */
-static void sqcq_nap_now(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
+static void sqcq_nap(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
+	sv->gave_way = true;
+	sv->gave_at = ktime_get_mono_fast_ns();
+	WRITE_ONCE(sv->naps, sv->naps + 1);
 	sqcq_yield(sv, vq);
 	usleep_idle_range(SQCQ_CROWDED_NAP_US, 2 * SQCQ_CROWDED_NAP_US);
 	sv->nap_at = ktime_get_mono_fast_ns() + SQCQ_CROWDED_NS;
-}
-
-/* A nap for a task waiting beside the spin: a give-way (sqcq_back()). */
-static enum sqcq_spin sqcq_nap(struct vhost_sqcq_vq *sv, u64 now)
-{
-	sv->gave_way = true;
-	sv->gave_at = now;
-	WRITE_ONCE(sv->naps, sv->naps + 1);
-	return SQCQ_NAP_NOW;
 }
 
 /* Spin on the empty ring until a request, the deadline, or other work. */
@@ -606,7 +600,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		now = ktime_get_mono_fast_ns();
 		if (sw != switches) {
 			sqcq_window_lost(sv, now, now - prev);
-			sv->crowded_at = 0;	/* (the other task ran) */
+			sv->nap_at = 0;	/* (the other task ran) */
 		} else {	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
 		}
@@ -641,7 +635,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		if (need_resched()) {
 			sv->gave_way = true;
 			sv->gave_at = now;
-			sv->crowded_at = 0;	/* (it gets the CPU) */
+			sv->nap_at = 0;	/* (it gets the CPU) */
 			WRITE_ONCE(sv->gave_ways, sv->gave_ways + 1);
 			return SQCQ_YIELD;
 		}
@@ -650,7 +644,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 			return SQCQ_SPENT;
 		/* Another task waits beside the spin: a nap gives it the CPU. */
 		if (sqcq_crowded(sv, now))
-			return sqcq_nap(sv, now);
+			return SQCQ_NAP;
 		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
 		cpu_relax();
 		sqcq_set_busy_cpu(sv, raw_smp_processor_id());
@@ -668,7 +662,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 
 	if (!sv->requeued) {
 		WRITE_ONCE(sv->kicks, sv->kicks + 1);
-		sv->crowded_at = 0;
+		sv->nap_at = 0;
 		sv->nap_due = false;
 	}
 	sv->requeued = false;
@@ -714,10 +708,8 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	/* A nap put off behind other work, if the window still waits. */
 	if (sv->nap_due) {
 		sv->nap_due = false;
-		if (sv->deadline && !sqcq_avail_pending(vq) &&
-		    READ_ONCE(sv->on) && !sv->gave_way) {
-			sqcq_nap(sv, ktime_get_mono_fast_ns());
-			sqcq_nap_now(sv, vq);
+		if (sv->deadline && !sqcq_avail_pending(vq)) {
+			sqcq_nap(sv, vq);
 			return;
 		}
 	}
@@ -783,8 +775,8 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		case SQCQ_YIELD:
 			sqcq_yield(sv, vq);
 			return;
-		case SQCQ_NAP_NOW:
-			sqcq_nap_now(sv, vq);
+		case SQCQ_NAP:
+			sqcq_nap(sv, vq);
 			return;
 		case SQCQ_SPENT:
 			break;
@@ -815,7 +807,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->kicked_at = 0;
 	sv->deadline = 0;
 	sv->gave_way = false;
-	sv->crowded_at = 0;
+	sv->nap_at = 0;
 	sv->nap_due = false;
 	sv->t_transition = 0;
 	atomic64_set(&sv->kick_ns, 0);

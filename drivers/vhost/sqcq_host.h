@@ -55,9 +55,8 @@ struct vhost_virtqueue;
  * @contended: spin windows that ran out while another task kept the CPU
  *	for more than a turn (the budget drops)
  * @naps: naps the spin took for a task waiting beside it (sqcq_crowded())
- * @crowded_at: since when another task has been runnable beside the
- *	spin (0: not seen)
- * @nap_at: when the spin naps next if that task is still there
+ * @nap_at: when the spin naps next if another task is still runnable
+ *	beside it (0: none seen since the wait last started again)
  * @nap_due: a nap was due when the run yielded to other work on the
  *	worker: the next run takes it first, if the window still waits
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
@@ -85,8 +84,7 @@ struct vhost_sqcq_vq {
 	unsigned int steer_cursor;
 	pid_t worker_pid;
 	const void *worker;
-	u64 empty_since, deadline, t_transition, kicked_at, gave_at, crowded_at;
-	u64 nap_at;
+	u64 empty_since, deadline, t_transition, kicked_at, gave_at, nap_at;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
