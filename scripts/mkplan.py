@@ -26,6 +26,8 @@ Steps: verify     fio write with crc32c checksums, re-read and verify, then
                   allowed on exactly its queue's CPUs (plan.py cq_per_queue_step)
        cq-local   fio pinned to each vCPU: only that CPU's queue poller reaps
        cq-hog     fio beside a CPU hog on CPU 0: completions come by interrupt
+       cq-param   virtio_sqcq.sqcq_spin_max_us changed while the pollers run
+                  takes effect: at 0 they reap nothing, at 1000000 a quarter
        builtin    on the guest kernel (SQCQ_GUEST_KERNEL, the series built in):
                   no module loaded, the command line's parameters in effect,
                   bit 50 negotiated as the mode says (plan.py builtin_step)
@@ -75,6 +77,8 @@ def steps_for(names, mode, modes, runtime):
             out.append(P.cq_local_step(modes["guest"]["smp"]))
         elif s == "cq-hog":
             out.append(P.cq_hog_step())
+        elif s == "cq-param":
+            out.append(P.cq_param_step())
         elif s == "workers":
             out += P.worker_steps(modes["guest"]["num_queues"])
         elif s == "two-guests":

@@ -6,7 +6,9 @@
 # allowed only on the CPUs blk-mq maps to it (cq-per-queue); fio pinned to
 # a vCPU has its completions reaped by that CPU's queue poller and by no
 # other (cq-local); beside a CPU hog the poller is kept off its CPU and the
-# completions come by interrupt (cq-hog); both pollers sleep when the guest
+# completions come by interrupt (cq-hog); the guest's ceiling changed while
+# the pollers run takes effect, 0 leaving every completion to the interrupt
+# and 1000000 having the pollers reap (cq-param); both pollers sleep when the guest
 # idles (no wakeups, ~0 CPU); the next I/O wakes the CQ poller through the
 # re-armed interrupt (NEED_WAKEUP) and the SQ poller through a kick.
 # Invalid guest parameters are refused.
@@ -17,12 +19,12 @@ set -uo pipefail
 gp="sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=5000"
 run_plan --modes sqcq-poll --guest-params "$gp" --check-guest-bad-params \
 	--host-params "sqcq_spin_max_us=1000000 debugfs:idle_timeout_us=200" --runtime 5 \
-	--steps verify,cq-per-queue,cq-local,cq-hog,rw:randread:32,idle:1,rw:randread:1
+	--steps verify,cq-per-queue,cq-local,cq-hog,cq-param,rw:randread:32,idle:1,rw:randread:1
 /usr/bin/python3 "$SQCQ_TOP/tests/lib/summary.py" "$out/run" \
 	--expect sqcq-poll:bad-guest-params:rc'<'0.5 \
-	--expect sqcq-poll:randread-qd32-7:guest_poller.reaped_per_io'>'0.1 \
-	--expect sqcq-poll:idle-8:poller.wakeups'<'1 \
-	--expect sqcq-poll:idle-8:guest_poller.wakeups'<'1 \
-	--expect sqcq-poll:idle-8:guest_poller.cpu_pct'<'1 \
-	--expect sqcq-poll:randread-qd1-9:guest_poller.wakeups_by_irq'>'0.5 \
-	--expect sqcq-poll:randread-qd1-9:poller.wakeups_by_kick'>'0.5
+	--expect sqcq-poll:randread-qd32-8:guest_poller.reaped_per_io'>'0.1 \
+	--expect sqcq-poll:idle-9:poller.wakeups'<'1 \
+	--expect sqcq-poll:idle-9:guest_poller.wakeups'<'1 \
+	--expect sqcq-poll:idle-9:guest_poller.cpu_pct'<'1 \
+	--expect sqcq-poll:randread-qd1-10:guest_poller.wakeups_by_irq'>'0.5 \
+	--expect sqcq-poll:randread-qd1-10:poller.wakeups_by_kick'>'0.5

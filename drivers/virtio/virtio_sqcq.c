@@ -86,7 +86,7 @@ static const struct kernel_param_ops sqcq_spin_max_ops = {
 
 module_param_cb(sqcq_spin_max_us, &sqcq_spin_max_ops, &sqcq_spin_max_us, 0644);
 MODULE_PARM_DESC(sqcq_spin_max_us,
-		 "Spin budget ceiling in us, read when a device's pollers start: auto (default: what a sleep costs, twice what is measured from each interrupt that wakes a poller to the poller running, or the 1 ms hard cap while a probe from the floor found that spinning shortens the gaps) or a fixed 0-1000000, which overrides the measurement and the probes");
+		 "Spin budget ceiling in us, read at each spin window and each wakeup decision: auto (default: what a sleep costs, twice what is measured from each interrupt that wakes a poller to the poller running, or the 1 ms hard cap while a probe from the floor found that spinning shortens the gaps) or a fixed 0-1000000, which overrides the measurement and the probes");
 
 /*
  * A poller whose policy does not spin is still woken by an interrupt at
@@ -97,11 +97,25 @@ MODULE_PARM_DESC(sqcq_spin_max_us,
 
 /*
  * Debugfs only, for tests and experiments (virtio-sqcq/spin_min_us,
- * virtio-sqcq/idle_timeout_us), read when a device's pollers start: a
- * budget floor, and the longest spin window without work.
+ * virtio-sqcq/idle_timeout_us), read as sqcq_spin_max_us is: a budget
+ * floor, and the longest spin window without work.
  */
 static u32 sqcq_spin_min_us;
 static u32 sqcq_idle_timeout_us = SQCQ_IDLE_TIMEOUT_NS / NSEC_PER_USEC;
+
+/*
+ * The parameters as they are now, and the longest window without work (in
+ * ns), read as the host's are: a user's change applies from the next
+ * window or wakeup decision on, not only when a device's pollers start.
+ */
+static void sqcq_read_params(struct sqcq_policy_params *c, u32 *idle_timeout_ns)
+{
+	*idle_timeout_ns = min(READ_ONCE(sqcq_idle_timeout_us),
+			       SQCQ_SPIN_MAX_US_LIMIT) * NSEC_PER_USEC;
+	sqcq_params_set(c, READ_ONCE(sqcq_spin_min_us),
+			READ_ONCE(sqcq_spin_max_us));
+	sqcq_params_cap(c, *idle_timeout_ns);
+}
 
 /* Completions reaped per hold of the ring's lock (interrupts off). */
 #define SQCQ_REAP_BATCH		64
@@ -129,9 +143,13 @@ struct virtio_sqcq_poller {
 
 	/*
 	 * The poller's while it spins, the interrupt path's while it sleeps:
-	 * the state change under the ring's lock hands them over.
+	 * the state change under the ring's lock hands them over.  The
+	 * parameters are read again by whichever owns them (sqcq_read_params())
+	 * at each window and each wakeup decision.
 	 */
 	struct sqcq_policy policy;
+	struct sqcq_policy_params params;
+	u32 idle_timeout_ns;
 	u64 empty_since;		/* the ring was found empty then (0: not) */
 
 	/*
@@ -160,8 +178,6 @@ struct virtio_sqcq_cq {
 	struct virtio_device *vdev;
 	const struct virtio_sqcq_cq_ops *ops;
 	void *priv;
-	struct sqcq_policy_params params;
-	u32 idle_timeout_ns;
 	struct dentry *dbg;
 	unsigned int npollers;
 	struct virtio_sqcq_poller pollers[] __counted_by(npollers);
@@ -189,7 +205,7 @@ static void sqcq_sample(struct virtio_sqcq_poller *p, u64 now)
 {
 	if (!p->empty_since)
 		return;
-	sqcq_policy_sample(&p->policy, &p->cq->params,
+	sqcq_policy_sample(&p->policy, &p->params,
 			   now > p->empty_since ? now - p->empty_since : 0);
 }
 
@@ -291,8 +307,8 @@ static void sqcq_learn_cost(struct virtio_sqcq_poller *p)
 	if ((s64)(now - p->woken_at) > 0) {
 		cost = now - p->woken_at;
 		cost = cost > queued ? cost - queued : 0;
-		sqcq_policy_cost(&p->policy, &p->cq->params,
-				 min_t(u64, cost, p->cq->idle_timeout_ns));
+		sqcq_policy_cost(&p->policy, &p->params,
+				 min_t(u64, cost, p->idle_timeout_ns));
 		p->cost_at = now;
 	}
 	p->woken_at = 0;
@@ -384,9 +400,10 @@ static bool sqcq_spin(struct virtio_sqcq_poller *p)
 		if (!p->spin_deadline) {
 			if (!p->empty_since)
 				p->empty_since = now;
+			sqcq_read_params(&p->params, &p->idle_timeout_ns);
 			p->spin_deadline = now +
-				sqcq_policy_window(&p->policy, &p->cq->params,
-						   p->cq->idle_timeout_ns);
+				sqcq_policy_window(&p->policy, &p->params,
+						   p->idle_timeout_ns);
 		}
 		if (now >= p->spin_deadline) {
 			armed = sqcq_arm(p);
@@ -489,10 +506,9 @@ static int sqcq_thread(void *data)
  */
 static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 {
-	bool measured = p->cq->params.measured;
 	u64 now = local_clock();
-	u64 t = measured ? ktime_get_mono_fast_ns() : 0;
-	bool spins;
+	bool measured, spins;
+	u64 t;
 
 	/*
 	 * A probe's gaps are those its windows see, not one that ended
@@ -502,12 +518,16 @@ static bool sqcq_irq_wake(struct virtio_sqcq_poller *p)
 	if (!p->policy.probe || !p->woken_at)
 		sqcq_sample(p, now);
 	p->empty_since = now;
+	/* (the gap learnt above ran under the parameters of its window) */
+	sqcq_read_params(&p->params, &p->idle_timeout_ns);
+	measured = p->params.measured;
+	t = measured ? ktime_get_mono_fast_ns() : 0;
 	/*
 	 * At the floor, the next gaps may still come close enough if this
 	 * poller spun for them: probe now and then (auto ceiling only).
 	 */
-	spins = sqcq_policy_spins(&p->policy, &p->cq->params) ||
-		(measured && sqcq_policy_probe(&p->policy, &p->cq->params, t));
+	spins = sqcq_policy_spins(&p->policy, &p->params) ||
+		(measured && sqcq_policy_probe(&p->policy, &p->params, t));
 	/* (signed: a stamp from a CPU whose clock is ahead is recent) */
 	if (!spins && (!measured ||
 		       (s64)(t - p->cost_at) < (s64)SQCQ_COST_EVERY_NS))
@@ -608,10 +628,14 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid);
 }
 
-/* The window @p would open now (racy while it spins: a moving value). */
-static u32 sqcq_window_now(struct virtio_sqcq_cq *cq,
-			   struct virtio_sqcq_poller *p)
+/*
+ * The window @p would open now, under the parameters as they are now (racy
+ * while it spins: a moving value).
+ */
+static u32 sqcq_window_now(struct virtio_sqcq_poller *p)
 {
+	struct sqcq_policy_params params;
+	u32 idle_timeout_ns;
 	struct sqcq_policy policy = {
 		.ema_ns = READ_ONCE(p->policy.ema_ns),
 		.budget_ns = READ_ONCE(p->policy.budget_ns),
@@ -620,7 +644,8 @@ static u32 sqcq_window_now(struct virtio_sqcq_cq *cq,
 		.probed_ns = READ_ONCE(p->policy.probed_ns),
 	};
 
-	return sqcq_policy_window(&policy, &cq->params, cq->idle_timeout_ns);
+	sqcq_read_params(&params, &idle_timeout_ns);
+	return sqcq_policy_window(&policy, &params, idle_timeout_ns);
 }
 
 /* One poller: where it may run, its state, policy and counters. */
@@ -628,22 +653,24 @@ static int sqcq_poller_show(struct seq_file *m, void *v)
 {
 	struct virtio_sqcq_poller *p = m->private;
 	struct sqcq_counts c = {};
+	struct sqcq_policy_params params;
 	struct sqcq_policy policy;
 	enum sqcq_state state;
 	unsigned long flags;
+	u32 idle_timeout_ns;
 
 	/* (exact while the poller sleeps; while it spins, a moving value) */
 	spin_lock_irqsave(p->ring->lock, flags);
 	state = p->state;
 	policy = p->policy;
 	spin_unlock_irqrestore(p->ring->lock, flags);
+	sqcq_read_params(&params, &idle_timeout_ns);
 	seq_printf(m, "pid %d\nvq %u\ncpus %*pbl\nstate %s\n",
 		   task_pid_nr(p->task), p->ring->vq->index,
 		   cpumask_pr_args(p->cpus), sqcq_state_names[state]);
 	seq_printf(m, "budget_ns %u\nema_ns %llu\ncost_ns %u\nprobed_ns %u\nwindow_ns %u\n",
 		   policy.budget_ns, policy.ema_ns, policy.cost_ns, policy.probed_ns,
-		   sqcq_policy_window(&policy, &p->cq->params,
-				      p->cq->idle_timeout_ns));
+		   sqcq_policy_window(&policy, &params, idle_timeout_ns));
 	seq_printf(m, "slept_ns %u\nslept_dev_ns %u\n", policy.slept_ns,
 		   policy.slept_dev_ns);
 	seq_printf(m, "probe_mean_ns %u\nprobe_base_ns %u\n",
@@ -682,7 +709,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		probed = max(probed, READ_ONCE(cq->pollers[i].policy.probed_ns));
 		slept = max(slept, READ_ONCE(cq->pollers[i].policy.slept_ns));
 		dev = max(dev, READ_ONCE(cq->pollers[i].policy.slept_dev_ns));
-		window = max(window, sqcq_window_now(cq, &cq->pollers[i]));
+		window = max(window, sqcq_window_now(&cq->pollers[i]));
 	}
 	/*
 	 * The largest budget of the device's pollers and its gap EMA; the
@@ -710,7 +737,7 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		seq_printf(m, "policy vq%u budget_ns %u ema_ns %llu cost_ns %u window_ns %u\n",
 			   r->vq->index, READ_ONCE(p->policy.budget_ns),
 			   READ_ONCE(p->policy.ema_ns),
-			   READ_ONCE(p->policy.cost_ns), sqcq_window_now(cq, p));
+			   READ_ONCE(p->policy.cost_ns), sqcq_window_now(p));
 	}
 	return 0;
 }
@@ -759,7 +786,8 @@ static int sqcq_create(struct virtio_sqcq_cq *cq, unsigned int i)
 	p->cq = cq;
 	p->ring = cq->ops->ring(cq->priv, i);
 	p->state = SQCQ_ASLEEP;
-	sqcq_policy_init(&p->policy, &cq->params);
+	sqcq_read_params(&p->params, &p->idle_timeout_ns);
+	sqcq_policy_init(&p->policy, &p->params);
 	p->used_idx = &virtqueue_get_vring(p->ring->vq)->used->idx;
 	if (!zalloc_cpumask_var(&p->cpus, GFP_KERNEL))
 		return -ENOMEM;
@@ -836,11 +864,6 @@ struct virtio_sqcq_cq *virtio_sqcq_start(struct virtio_device *vdev,
 	cq->vdev = vdev;
 	cq->ops = ops;
 	cq->priv = priv;
-	sqcq_params_set(&cq->params, READ_ONCE(sqcq_spin_min_us),
-			READ_ONCE(sqcq_spin_max_us));
-	cq->idle_timeout_ns = min(READ_ONCE(sqcq_idle_timeout_us),
-				  SQCQ_SPIN_MAX_US_LIMIT) * NSEC_PER_USEC;
-	sqcq_params_cap(&cq->params, cq->idle_timeout_ns);
 	for (i = 0; i < nrings; i++) {
 		err = sqcq_create(cq, i);
 		if (err) {

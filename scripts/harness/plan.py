@@ -215,8 +215,8 @@ def guest(name, mode, modes, steps, guest_module="project", guest_params=""):
     elif guest_builtin():
         # The series built in (make kernel KERNEL=guest): the parameters
         # are on the command line, probe-time ones included.  The debugfs
-        # knobs are read when the pollers start, at probe: written after
-        # boot, they take effect once the device is bound again.
+        # knobs are written after boot, and the device is bound again so
+        # that its pollers start without history under them.
         if guest_module != "project":
             raise BuiltinGuest(f"guest {name}: the guest kernel ({os.environ['SQCQ_GUEST_KERNEL']}) has the "
                              "project's virtio_scsi built in; there is no stock module to load")
@@ -539,6 +539,26 @@ def cq_hog_step():
         "echo \"beside a CPU hog: $n I/Os in 5 s, clat max ${lat} ms, $((i1 - i0)) interrupts\"; "
         "[ $n -gt 0 ] && [ $((4 * (i1 - i0))) -ge $n ] || "
         "{ echo 'completions did not come by interrupt while the poller was kept off its CPU'; exit 1; }")}
+
+
+def cq_param_step():
+    """Guest step: virtio_sqcq.sqcq_spin_max_us changed while the pollers
+    run takes effect (it is read at each window and wakeup decision): at 0
+    the pollers reap none of a QD1 fio's completions, the interrupt does;
+    at 1000000 (windows of the idle timeout) they reap a quarter or more.
+    The value the guest booted with is put back after."""
+    prm = "/sys/module/virtio_sqcq/parameters/sqcq_spin_max_us"
+    phase = ("for v in 0 1000000; do echo $v > " + prm + " || { echo \"cannot set sqcq_spin_max_us=$v\"; exit 1; }; "
+             "sleep 0.2; r0=$(field $st reaped); " + _cq_fio(0, "cq-param-$v", 3) +
+             "n=$(ios $TMPDIR/cq-param-$v.json); r=$(( $(field $st reaped) - r0 )); "
+             "line=\"$line sqcq_spin_max_us=$v: $n I/Os, pollers reaped $r;\"; "
+             "if [ $v = 0 ]; then bad=$([ $((20 * r)) -le $n ] || echo 'at 0 the pollers reaped over 1/20'); "
+             "else bad=$([ $((4 * r)) -ge $n ] && [ $n -gt 0 ] || echo 'at 1000000 the pollers reaped under a quarter'); fi; "
+             "[ -z \"$bad\" ] || { echo $old > " + prm + "; echo \"$line $bad: the parameter did not take effect "
+             "while the pollers ran\"; exit 1; }; done; ")
+    return {"name": "cq-param", "type": "sh", "timeout": 60, "cmd": _CQ_SH + (
+        f"st=$(echo {CQ_DIR}/stats); old=$(cat {prm}); line=''; " + phase +
+        f"echo $old > {prm}; echo \"$line back to $old\"")}
 
 
 def _bg_fio(name, verify):
