@@ -433,7 +433,10 @@ static inline bool sqcq_policy_spins(const struct sqcq_policy *p,
 /*
  * A configured ceiling is the user's choice: a probe ends, and a paid
  * probe's ceiling is forgotten (it would not age under a ceiling of 0,
- * its gaps capped at 0, and would come back with "auto").
+ * its gaps capped at 0, and would come back with "auto").  So are the
+ * gaps a probe compares with and its back-off: back at "auto", the next
+ * probe waits for gaps learnt without probes since, not those from before
+ * the user's ceiling, which may have changed the workload or the machine.
  */
 static inline void sqcq_probe_unconfigured(struct sqcq_policy *p,
 					   const struct sqcq_policy_params *c)
@@ -444,6 +447,10 @@ static inline void sqcq_probe_unconfigured(struct sqcq_policy *p,
 	p->probed_ns = 0;
 	p->probed_left_ns = 0;
 	p->probe_pays = 0;
+	p->slept_ns = 0;
+	p->slept_dev_ns = 0;
+	p->slept_n = 0;
+	p->probe_fails = 0;
 }
 
 /* A time in ns as the u32 fields keep it: capped at SQCQ_GAP_CAP_NS. */

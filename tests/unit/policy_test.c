@@ -913,6 +913,24 @@ static void test_probe(void)
 	CHECK(!p.probed_ns && !p.probe_pays && sqcq_policy_ceiling(&p, &c) == 500000,
 	      "a ceiling configured after a paid probe forgets it: back to auto, the measured ceiling (%u)",
 	      sqcq_policy_ceiling(&p, &c));
+	/*
+	 * ... and the gaps the next probe would compare with, and its
+	 * back-off: back at auto, a probe waits for gaps learnt since.
+	 */
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_cost(&p, &c, 250000);
+	for (i = 0; i < SQCQ_PROBE_GAPS; i++)
+		sqcq_policy_sample(&p, &c, 900000);
+	p.probe_fails = 2;
+	sqcq_policy_sample(&p, &zero, 900000);
+	kept = sqcq_policy_probe(&p, &c, 1000);
+	for (i = 1; i < SQCQ_PROBE_GAPS; i++)
+		sqcq_policy_sample(&p, &c, 900000);
+	kept = kept || sqcq_policy_probe(&p, &c, 1000);
+	sqcq_policy_sample(&p, &c, 900000);
+	CHECK(!kept && sqcq_policy_probe(&p, &c, 1000) && !p.probe_fails,
+	      "a configured ceiling forgets the probes' baseline and back-off: back at auto, the first probe after %u new gaps",
+	      SQCQ_PROBE_GAPS);
 
 	/*
 	 * A probe's ceiling ages with the gaps, not with wakeups: 600 us
