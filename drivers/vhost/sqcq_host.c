@@ -18,8 +18,8 @@
  * way; the window ends if it ran out meanwhile, as contended if that task
  * kept the CPU for more than a turn.  A task that waits beside the spin
  * instead (the scheduler keeps the worker on for its slice) is given the
- * CPU by a nap after 50 us, judged the same way (sqcq_crowded(): KVM's
- * single-task rule, with a grace).  It ends on a signal, or when the
+ * CPU by a nap at the next peek, judged the same way (sqcq_crowded(): KVM's
+ * single-task rule).  It ends on a signal, or when the
  * budget is spent: it then announces NEED_WAKEUP with
  * vhost_enable_notify() and its re-check, and returns; the next kick runs
  * it again.  A policy that predicts that a spin would not catch the next
@@ -519,8 +519,14 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * protected, would be picked again.  The nap asks for 10-20 us; beside a
  * CPU-bound task it lasts until the scheduler gives the worker the CPU
  * back, and sqcq_back() judges it as any give-way.
+ *
+ * No grace: the nap comes at the next peek that still sees the task, as
+ * KVM's halt polling stops at once.  A 50 us grace kept LIO's completion
+ * kworker waiting that long beside a window at QD1, once per request
+ * (sqcq-host 0.88x baseline at randread QD1 with it, 1.19x without, in
+ * docs/results.md).
  */
-#define SQCQ_CROWDED_NS		(50 * NSEC_PER_USEC)
+#define SQCQ_CROWDED_NS		0
 #define SQCQ_CROWDED_NAP_US	10
 
 /*
