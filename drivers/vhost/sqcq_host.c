@@ -509,8 +509,8 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 }
 
 /*
- * Another task runnable beside the spin for this long: the spin holds it
- * off, and naps.  A task whose wakeup preempts the spin shows in
+ * Another task runnable beside the spin at two peeks in a row: the spin
+ * holds it off, and naps.  A task whose wakeup preempts the spin shows in
  * need_resched() first; one the scheduler makes wait is a CPU-bound task,
  * or a short one (LIO's completion kworker, a vCPU thread taking an
  * interrupt) held back while the worker, just picked, runs out its slice
@@ -520,19 +520,18 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * CPU-bound task it lasts until the scheduler gives the worker the CPU
  * back, and sqcq_back() judges it as any give-way.
  *
- * No grace: the nap comes at the next peek that still sees the task, as
- * KVM's halt polling stops at once.  A 50 us grace kept LIO's completion
- * kworker waiting that long beside a window at QD1, once per request
- * (sqcq-host 0.88x baseline at randread QD1 with it, 1.19x without, in
- * docs/results.md).
+ * No grace: the nap comes at the second peek in a row that sees the
+ * task, as KVM's halt polling stops at once.  A 50 us grace kept LIO's
+ * completion kworker waiting that long beside a window at QD1, once per
+ * request (sqcq-host 0.88x baseline at randread QD1 with it, 1.19x
+ * without, in docs/results.md, "No grace before the nap").
  */
-#define SQCQ_CROWDED_NS		0
 #define SQCQ_CROWDED_NAP_US	10
 
 /*
- * KVM's single-task rule (halt polling stops while !single_task_running()),
- * with a grace: has another task waited beside the spin for
- * SQCQ_CROWDED_NS since a peek first saw it, or since the last nap ended?
+ * KVM's single-task rule (halt polling stops while !single_task_running()):
+ * has a peek already seen another task waiting beside the spin, since the
+ * worker was last alone on its CPU, or did the last nap end with one?
  * Then nap, so that it runs; the window goes on after.  The wait starts
  * again when a peek finds the worker alone, when the CPU was given away
  * at need_resched() or by a preemption, and with each run after a sleep.
@@ -547,17 +546,16 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * CPU back, a slice later, and sqcq_back() judges it as any give-way (a
  * window that ran out meanwhile is contended).
  */
-static bool sqcq_crowded(struct vhost_sqcq_vq *sv, u64 now)
+static bool sqcq_crowded(struct vhost_sqcq_vq *sv)
 {
 	if (single_task_running()) {
-		sv->nap_at = 0;
+		sv->crowded = false;
 		return false;
 	}
-	if (!sv->nap_at) {
-		sv->nap_at = now + SQCQ_CROWDED_NS;
-		return false;
-	}
-	return now >= sv->nap_at;
+	if (sv->crowded)
+		return true;
+	sv->crowded = true;
+	return false;
 }
 
 enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP };
@@ -571,8 +569,8 @@ enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
 /*
  * A nap for a task waiting beside the spin: a give-way (sqcq_back()), the
  * kick work requeued first, so that the worker loop runs it again after
- * the nap with no kick.  TASK_IDLE, so that naps are no load.  The next
- * nap is due a grace after this one ended.
+ * the nap with no kick.  TASK_IDLE, so that naps are no load.  A task
+ * still runnable beside the spin at the next peek gets the next nap.
  */
 static void sqcq_nap(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
@@ -581,7 +579,7 @@ static void sqcq_nap(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	WRITE_ONCE(sv->naps, sv->naps + 1);
 	sqcq_yield(sv, vq);
 	usleep_idle_range(SQCQ_CROWDED_NAP_US, 2 * SQCQ_CROWDED_NAP_US);
-	sv->nap_at = ktime_get_mono_fast_ns() + SQCQ_CROWDED_NS;
+	sv->crowded = true;
 }
 
 /* Spin on the empty ring until a request, the deadline, or other work. */
@@ -606,7 +604,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		now = ktime_get_mono_fast_ns();
 		if (sw != switches) {
 			sqcq_window_lost(sv, now, now - prev);
-			sv->nap_at = 0;	/* (the other task ran) */
+			sv->crowded = false;	/* (the other task ran) */
 		} else {	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
 		}
@@ -623,7 +621,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		 * other work has run, sqcq_poll().)
 		 */
 		if (sqcq_worker_wanted(sd, sv, vq) || !READ_ONCE(sv->on)) {
-			sv->nap_due = sqcq_crowded(sv, now);
+			sv->nap_due = sqcq_crowded(sv);
 			return SQCQ_YIELD;
 		}
 		/*
@@ -641,7 +639,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		if (need_resched()) {
 			sv->gave_way = true;
 			sv->gave_at = now;
-			sv->nap_at = 0;	/* (it gets the CPU) */
+			sv->crowded = false;	/* (it gets the CPU) */
 			WRITE_ONCE(sv->gave_ways, sv->gave_ways + 1);
 			return SQCQ_YIELD;
 		}
@@ -649,7 +647,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		if (signal_pending(current))
 			return SQCQ_SPENT;
 		/* Another task waits beside the spin: a nap gives it the CPU. */
-		if (sqcq_crowded(sv, now))
+		if (sqcq_crowded(sv))
 			return SQCQ_NAP;
 		WRITE_ONCE(sv->empty_polls, sv->empty_polls + 1);
 		cpu_relax();
@@ -668,7 +666,7 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 
 	if (!sv->requeued) {
 		WRITE_ONCE(sv->kicks, sv->kicks + 1);
-		sv->nap_at = 0;
+		sv->crowded = false;
 		sv->nap_due = false;
 	}
 	sv->requeued = false;
@@ -813,7 +811,7 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->kicked_at = 0;
 	sv->deadline = 0;
 	sv->gave_way = false;
-	sv->nap_at = 0;
+	sv->crowded = false;
 	sv->nap_due = false;
 	sv->t_transition = 0;
 	atomic64_set(&sv->kick_ns, 0);

@@ -55,8 +55,8 @@ struct vhost_virtqueue;
  * @contended: spin windows that ran out while another task kept the CPU
  *	for more than a turn (the budget drops)
  * @naps: naps the spin took for a task waiting beside it (sqcq_crowded())
- * @nap_at: when the spin naps next if another task is still runnable
- *	beside it (0: none seen since the wait last started again)
+ * @crowded: a peek saw another task runnable beside the spin since the
+ *	wait last started again, or the last nap ended (sqcq_crowded())
  * @nap_due: a nap was due when the run yielded to other work on the
  *	worker: the next run takes it first, if the window still waits
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
@@ -79,12 +79,12 @@ struct vhost_sqcq_vq {
 	bool on;
 	unsigned long flags;
 	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
-	bool nap_due;
+	bool nap_due, crowded;
 	int busy_cpu;
 	unsigned int steer_cursor;
 	pid_t worker_pid;
 	const void *worker;
-	u64 empty_since, deadline, t_transition, kicked_at, gave_at, nap_at;
+	u64 empty_since, deadline, t_transition, kicked_at, gave_at;
 	struct sqcq_policy policy;
 	struct sqcq_policy_params params;
 	u64 work, kicks, wakeups, inline_kicks, sleeps, empty_polls, yields, contended;
