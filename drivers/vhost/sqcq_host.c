@@ -18,8 +18,8 @@
  * way; the window ends if it ran out meanwhile, as contended if that task
  * kept the CPU for more than a turn.  A task that waits beside the spin
  * instead (the scheduler keeps the worker on for its slice) is given the
- * CPU by a nap at the next peek, judged the same way (sqcq_crowded(): KVM's
- * single-task rule).  It ends on a signal, or when the
+ * CPU by a nap at the second peek that sees it, judged the same way
+ * (sqcq_crowded(): KVM's single-task rule).  It ends on a signal, or when the
  * budget is spent: it then announces NEED_WAKEUP with
  * vhost_enable_notify() and its re-check, and returns; the next kick runs
  * it again.  A policy that predicts that a spin would not catch the next
@@ -509,8 +509,8 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 }
 
 /*
- * Another task runnable beside the spin at two peeks in a row: the spin
- * holds it off, and naps.  A task whose wakeup preempts the spin shows in
+ * Another task runnable beside the spin at two peeks: the spin holds it
+ * off, and naps.  A task whose wakeup preempts the spin shows in
  * need_resched() first; one the scheduler makes wait is a CPU-bound task,
  * or a short one (LIO's completion kworker, a vCPU thread taking an
  * interrupt) held back while the worker, just picked, runs out its slice
@@ -520,8 +520,8 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
  * CPU-bound task it lasts until the scheduler gives the worker the CPU
  * back, and sqcq_back() judges it as any give-way.
  *
- * No grace: the nap comes at the second peek in a row that sees the
- * task, as KVM's halt polling stops at once.  A 50 us grace kept LIO's
+ * No grace: the nap comes at the second peek that sees the task, as
+ * KVM's halt polling stops at once.  A 50 us grace kept LIO's
  * completion kworker waiting that long beside a window at QD1, once per
  * request (sqcq-host 0.88x baseline at randread QD1 with it, 1.19x
  * without, in docs/results.md, "No grace before the nap").
@@ -530,11 +530,12 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 
 /*
  * KVM's single-task rule (halt polling stops while !single_task_running()):
- * has a peek already seen another task waiting beside the spin, since the
- * worker was last alone on its CPU, or did the last nap end with one?
- * Then nap, so that it runs; the window goes on after.  The wait starts
- * again when a peek finds the worker alone, when the CPU was given away
- * at need_resched() or by a preemption, and with each run after a sleep.
+ * another task waits beside the spin, and an earlier peek saw one too since
+ * the wait last started again, or the last nap came since?  Then nap, so
+ * that it runs; the window goes on after.  The wait starts again when a
+ * peek finds the worker alone, when the spin gave the CPU away at
+ * need_resched() or was preempted during a window, and with each run
+ * after a kick.
  *
  * Not the end of the window, as in KVM: with DELAY_DEQUEUE a task that
  * slept while not eligible stays counted in the runqueue until a pick
@@ -709,10 +710,17 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 		}
 	}
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
-	/* A nap put off behind other work, if the window still waits. */
+	/*
+	 * A nap put off behind other work, if the window still waits and a
+	 * task still waits beside it (not if the work ran the window out, or
+	 * the task has gone: sqcq_back() and the loop then go on as after a
+	 * give-way).
+	 */
 	if (sv->nap_due) {
 		sv->nap_due = false;
-		if (sv->deadline && !sqcq_avail_pending(vq)) {
+		if (sv->deadline &&
+		    ktime_get_mono_fast_ns() < sv->deadline &&
+		    !single_task_running() && !sqcq_avail_pending(vq)) {
 			sqcq_nap(sv, vq);
 			return;
 		}

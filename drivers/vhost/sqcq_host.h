@@ -58,7 +58,8 @@ struct vhost_virtqueue;
  * @crowded: a peek saw another task runnable beside the spin since the
  *	wait last started again, or the last nap ended (sqcq_crowded())
  * @nap_due: a nap was due when the run yielded to other work on the
- *	worker: the next run takes it first, if the window still waits
+ *	worker: the next run takes it first, if the window still waits and
+ *	a task still waits beside it
  * @kick_ns: when the guest first kicked after NEED_WAKEUP
  *	(ktime_get_mono_fast_ns(), 0: not since); set by the kick's waker
  *	on any CPU, cleared by the run that takes it and before arming

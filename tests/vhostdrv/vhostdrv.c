@@ -1112,8 +1112,8 @@ static void passing_task(const char *wwpn)
 
 	/*
 	 * A CPU-bound task, with a floor of 500 us so that every window
-	 * opens: 50 us after the spin finds the task waiting beside it, it
-	 * naps; the task keeps the CPU for a slice (1.5 ms or more), past
+	 * opens: at the second peek that finds the task waiting beside it,
+	 * the spin naps; the task keeps the CPU for a slice (1.5 ms or more), past
 	 * the end of the window (the idle timeout, 1 ms), which ends,
 	 * counted as contended.  Or no window opens: on a debug kernel a
 	 * request took ~9 ms beside the task, gaps the policy does not spin
@@ -1155,7 +1155,7 @@ static void passing_task(const char *wwpn)
 	 * under its first step, and a floor of 0 opens no window.  A probe
 	 * from the floor still opens windows of the hard cap for its gaps
 	 * (a probe's window ends on contention, the probe does not), each
-	 * napping 50 us after it finds the task beside it, and contended
+	 * napping when a second peek finds the task beside it, and contended
 	 * when it ran out during the task's slice.  Before the naps the
 	 * scheduler gave a
 	 * spinning worker its fair share beside the task until
