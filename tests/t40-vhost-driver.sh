@@ -11,7 +11,10 @@
 # poller asleep and idle (no spinning past its budget), a second device
 # working, and a clean teardown.  Then the stop paths (issue 18): a kick
 # followed at once by SET_FEATURES without the bit, 100 times, with no
-# second kick (every request completes); sqcq_enable=0 while a device runs
+# second kick (every request completes); the vq moved between two workers
+# 20 times while its poll spins (every request after each move completes),
+# then a move with the endpoint cleared at once (no poller left, the
+# device works again); sqcq_enable=0 while a device runs
 # (it keeps accepting the bit it offered); bad-target replies mixed with
 # completions under EVENT_IDX, taken by interrupt only (none lost); a
 # CLEAR_ENDPOINT that fails (the device polls on), and a release with the

@@ -46,6 +46,21 @@
 #include <linux/virtio_ring.h>
 #include <linux/virtio_scsi.h>
 
+#ifndef VHOST_NEW_WORKER	/* Linux 6.4's worker ioctls, for older headers */
+struct vhost_worker_state {
+	unsigned int worker_id;
+};
+
+struct vhost_vring_worker {
+	unsigned int index;
+	unsigned int worker_id;
+};
+
+#define VHOST_NEW_WORKER _IOR(VHOST_VIRTIO, 0x8, struct vhost_worker_state)
+#define VHOST_ATTACH_VRING_WORKER _IOW(VHOST_VIRTIO, 0x15, struct vhost_vring_worker)
+#define VHOST_GET_VRING_WORKER _IOWR(VHOST_VIRTIO, 0x16, struct vhost_vring_worker)
+#endif
+
 #include "../../include/uapi/linux/virtio_sqcq.h"
 #include "../../include/linux/virtio_sqcq_policy.h"	/* SQCQ_PROBE_GAPS */
 
@@ -1306,6 +1321,68 @@ static void shared_worker(const char *wwpn)
 	default_params();
 }
 
+/* Attach the request vq in use to worker @id (VHOST_ATTACH_VRING_WORKER). */
+static void attach_worker(struct dev *d, unsigned int id)
+{
+	struct vhost_vring_worker w = { .index = REQ_VQ + d->q, .worker_id = id };
+
+	if (ioctl(d->fd, VHOST_ATTACH_VRING_WORKER, &w))
+		die("VHOST_ATTACH_VRING_WORKER vq %u to worker %u", w.index, id);
+}
+
+/*
+ * The request vq moved between two workers (VHOST_NEW_WORKER,
+ * VHOST_ATTACH_VRING_WORKER) while its poll spins, 20 times: the old
+ * worker's run sees the move (vq->worker) or runs out its window, the new
+ * worker polls on, and the requests after each move complete with the
+ * kicks a driver makes (none while the host asks for none).  Then a move
+ * with the endpoint cleared at once: the clear returns, no poller is
+ * left, and the device moves data again once the endpoint is back.
+ */
+static void worker_moves(const char *wwpn)
+{
+	struct vhost_vring_worker cur = { .index = REQ_VQ };
+	struct vhost_worker_state made = { 0 };
+	int i, moves = 20, awake = 0, left;
+	unsigned int ids[2];
+	char why[128] = "";
+	bool ok = true;
+	struct dev d;
+	double t0, clear_s;
+
+	long_spin_params();
+	dev_open(&d, "worker-moves", wwpn, true);
+	find_poller(&d);
+	if (ioctl(d.fd, VHOST_GET_VRING_WORKER, &cur))
+		die("VHOST_GET_VRING_WORKER");
+	if (ioctl(d.fd, VHOST_NEW_WORKER, &made))
+		die("VHOST_NEW_WORKER");
+	ids[0] = cur.worker_id;
+	ids[1] = made.worker_id;
+	for (i = 0; i < moves && ok; i++) {
+		awake += poller_awake(&d) > 0;
+		attach_worker(&d, ids[(i + 1) % 2]);
+		ok = io_roundtrip(&d, 1000 + (i % 4) * 8, 8, 40 + i, why, sizeof(why));
+	}
+	check(ok, "the vq moved between workers %u and %u %d times, spinning before %d of the moves: after each, %s",
+	      ids[0], ids[1], i, awake, why);
+
+	poller_awake(&d);
+	attach_worker(&d, ids[(i + 1) % 2]);	/* (the vq is on ids[i % 2]) */
+	t0 = now_s();
+	endpoint(&d, false);
+	clear_s = now_s() - t0;
+	left = npollers();
+	endpoint(&d, true);
+	ok = io_roundtrip(&d, 1040, 8, 70, why, sizeof(why));
+	check(!left && ok,
+	      "a move, then the endpoint cleared at once: the clear took %.3f s, %d pollers left; with the endpoint back, %s",
+	      clear_s, left, why);
+	dev_close(&d);
+	check(npollers() == 0, "no poller left after the worker moves (%d)", npollers());
+	default_params();
+}
+
 /*
  * The ceiling lowered at run time takes effect at the next spin window,
  * whatever budget the policy learnt under the old one: with
@@ -1813,6 +1890,7 @@ int main(int argc, char **argv)
 		hostile(argv[1], wwpn2, h);
 	stop_after_kick(argv[1]);
 	shared_worker(argv[1]);
+	worker_moves(argv[1]);
 	passing_task(argv[1]);
 	ceiling_now(argv[1]);
 	measured_ceiling(argv[1]);
