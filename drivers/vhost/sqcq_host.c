@@ -712,15 +712,15 @@ static void sqcq_poll(struct vhost_sqcq_dev *sd, struct vhost_sqcq_vq *sv,
 	sqcq_set_busy_cpu(sv, raw_smp_processor_id());
 	/*
 	 * A nap put off behind other work, if the window still waits and a
-	 * task still waits beside it (not if the work ran the window out, or
-	 * the task has gone: sqcq_back() and the loop then go on as after a
-	 * give-way).
+	 * task still waits beside it (sqcq_crowded(), which also restarts the
+	 * wait if it has gone); otherwise sqcq_back() and the loop go on as
+	 * after a give-way.
 	 */
 	if (sv->nap_due) {
 		sv->nap_due = false;
 		if (sv->deadline &&
 		    ktime_get_mono_fast_ns() < sv->deadline &&
-		    !single_task_running() && !sqcq_avail_pending(vq)) {
+		    sqcq_crowded(sv) && !sqcq_avail_pending(vq)) {
 			sqcq_nap(sv, vq);
 			return;
 		}
