@@ -564,9 +564,6 @@ enum sqcq_spin { SQCQ_FOUND, SQCQ_SPENT, SQCQ_YIELD, SQCQ_NAP };
 /* Services (of up to VHOST_SCSI_WEIGHT requests) before a run yields. */
 #define SQCQ_BATCHES	16
 
-/* sv->flags */
-enum { SQCQ_RUNNING = 0, SQCQ_PENDING = 1 };
-
 /*
  * A nap for a task waiting beside the spin: a give-way (sqcq_back()), the
  * kick work requeued first, so that the worker loop runs it again after
@@ -841,32 +838,30 @@ static void sqcq_hand_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 /*
  * One run per vq at a time.  Runs are serialised by the worker, except
  * while VHOST_ATTACH_VRING_WORKER moves the vq: a run on the old worker can
- * overlap one queued on the new worker.  The later run leaves PENDING and
- * returns; the run in progress requeues the work when it ends, on the vq's
- * worker of then.  A run that started before the move sees it through
+ * overlap one queued on the new worker.  Each run counts itself in
+ * sv->runs; the first goes ahead, a later one returns, and the run in
+ * progress, when it ends, takes the count back to 0 and requeues the work
+ * (on the vq's worker of then) if any came meanwhile.  (A count, not a
+ * flag: a run that starts just as another ends cannot take back the mark
+ * a third left.)  A run that started before the move sees it through
  * vq->worker (sqcq_worker_wanted()) and gives way to the old worker's
  * flush; one dequeued on the old worker after the move sees it only
  * through its deadline (one spin window).
  */
 static bool sqcq_enter(struct vhost_sqcq_vq *sv)
 {
-	set_bit(SQCQ_PENDING, &sv->flags);
-	/* Fully ordered; pairs with smp_mb__after_atomic() in sqcq_leave(). */
-	if (test_and_set_bit(SQCQ_RUNNING, &sv->flags))
-		return false;
-	clear_bit(SQCQ_PENDING, &sv->flags);
-	return true;
+	/* Fully ordered; pairs with atomic_xchg() in sqcq_leave(). */
+	return atomic_inc_return(&sv->runs) == 1;
 }
 
 static void sqcq_leave(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 {
-	clear_bit(SQCQ_RUNNING, &sv->flags);
 	/*
-	 * Pairs with test_and_set_bit() in sqcq_enter(): either that run sees
-	 * RUNNING clear and goes ahead, or we see its PENDING here.
+	 * Fully ordered; pairs with atomic_inc_return() in sqcq_enter():
+	 * either that run counted itself first and we requeue for it, or it
+	 * sees 0 and goes ahead, after all that this run did.
 	 */
-	smp_mb__after_atomic();
-	if (test_and_clear_bit(SQCQ_PENDING, &sv->flags))
+	if (atomic_xchg(&sv->runs, 0) > 1)
 		vhost_poll_queue(&vq->poll);
 }
 

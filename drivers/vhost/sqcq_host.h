@@ -21,8 +21,8 @@ struct vhost_virtqueue;
  * Every other field belongs to the run of the vq's kick work, one at a
  * time (sqcq_enter()); the counters are also read, racily, by debugfs.
  *
- * @flags: SQCQ_RUNNING (a run is in progress), SQCQ_PENDING (a run came
- *	while one was in progress: requeue when it ends)
+ * @runs: runs of the kick work begun since the vq's last run ended: 1, a
+ *	run in progress; more, runs came meanwhile (requeue when it ends)
  * @active: the worker is polling this vq (it saw @on and has not handed
  *	the vq back to the kick path yet)
  * @notify_off: guest notifications were left disabled by a polled service
@@ -78,7 +78,7 @@ struct vhost_virtqueue;
  */
 struct vhost_sqcq_vq {
 	bool on;
-	unsigned long flags;
+	atomic_t runs;
 	bool active, notify_off, asleep, requeued, spun, steer, gave_way;
 	bool nap_due, crowded;
 	int busy_cpu;
