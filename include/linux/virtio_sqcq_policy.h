@@ -365,8 +365,13 @@ static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 	if (p->ema_ns > max || p->hit < (SQCQ_HIT_ONE >> SQCQ_HIT_MIN_SHIFT))
 		return c->spin_min_ns;
 	t = p->ema_ns * c->mult;	/* <= 2^32 * 16: no overflow */
-	if (t < c->spin_min_ns)
-		return c->spin_min_ns;
+	/*
+	 * Gaps this short pay most: the shortest budget that spins (one at
+	 * the floor does not, sqcq_policy_spins()), unless the ceiling is at
+	 * the floor or under it (a floor at the ceiling turns spinning off).
+	 */
+	if (t <= c->spin_min_ns)
+		return c->spin_min_ns < max ? c->spin_min_ns + 1 : c->spin_min_ns;
 	if (t > max)
 		return max;
 	return (u32)t;

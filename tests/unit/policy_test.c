@@ -91,6 +91,39 @@ static void test_long_gap_no_spin(void)
 	CHECK(!sqcq_policy_spins(&p, &def), "and the policy says spinning does not pay");
 }
 
+/*
+ * A floor is the shortest window, not a reason to stop: gaps so short that
+ * twice their EMA is under it still spin, at the floor and a ns (a budget
+ * at the floor means "do not spin").  Before, the target fell to the floor
+ * itself, so that with vhost-sqcq/spin_min_us set the fastest traffic
+ * stopped the spinning (t40's worker moves: asleep after ~23 short gaps
+ * under a 100 ms floor).
+ */
+static void test_floor_short_gaps(void)
+{
+	struct sqcq_policy_params c;
+	struct sqcq_policy p;
+	int i, off = 0;
+
+	sqcq_params_set(&c, 100, 1000);
+	sqcq_policy_init(&p, &c);
+	for (i = 0; i < 200; i++) {
+		sqcq_policy_sample(&p, &c, 5000);
+		off += i >= 40 && !sqcq_policy_spins(&p, &c);
+	}
+	CHECK(off == 0 && sqcq_policy_spins(&p, &c) &&
+	      sqcq_policy_window(&p, &c, 1000000) > c.spin_min_ns,
+	      "5 us gaps under a 100 us floor spin, at the floor (budget %u ns, %d of 160 not spinning)",
+	      p.budget_ns, off);
+	sqcq_params_set(&c, 1000, 1000);
+	sqcq_policy_init(&p, &c);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &c, 5000);
+	CHECK(!sqcq_policy_spins(&p, &c),
+	      "a floor at the ceiling still turns spinning off (budget %u ns)",
+	      p.budget_ns);
+}
+
 static void test_shrink_after_idle(void)
 {
 	struct sqcq_policy p;
@@ -1077,6 +1110,7 @@ int main(void)
 	test_bounds_random();
 	test_convergence();
 	test_long_gap_no_spin();
+	test_floor_short_gaps();
 	test_shrink_after_idle();
 	test_decayed_window();
 	test_unpaying_drop();
