@@ -500,11 +500,14 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->gave_way = false;
 	/*
 	 * (Judged with requests waiting too: beside a CPU-bound task they
-	 * nearly always are.  During a probe their gap then also counts a
-	 * wake it did not have: probes err towards failing there.)
+	 * nearly always are.  Their gap ends now and shows their wait: a
+	 * probe counts it as it is, sqcq_policy_late().)
 	 */
-	if (sv->deadline && sqcq_window_lost(sv, now, now - sv->gave_at) &&
-	    !sqcq_avail_pending(vq))
+	if (!sv->deadline || !sqcq_window_lost(sv, now, now - sv->gave_at))
+		return;
+	if (sqcq_avail_pending(vq))
+		sqcq_policy_late(&sv->policy);
+	else
 		sv->deadline = now;	/* (spent: NEED_WAKEUP next) */
 }
 
@@ -601,7 +604,8 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		sw = READ_ONCE(current->nivcsw);
 		now = ktime_get_mono_fast_ns();
 		if (sw != switches) {
-			sqcq_window_lost(sv, now, now - prev);
+			if (sqcq_window_lost(sv, now, now - prev) && found)
+				sqcq_policy_late(&sv->policy);
 			sv->crowded = false;	/* (the other task ran) */
 		} else {	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));

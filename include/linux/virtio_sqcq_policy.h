@@ -153,6 +153,7 @@ struct sqcq_policy {
 	u32 probes_paid;	/* of those, that paid (probed_ns) */
 	u32 probe_contended;	/* probe windows that contention ended */
 	bool probe_slept;	/* the probe's current gap is slept through */
+	bool probe_late;	/* ... no: its window caught it late */
 	u32 probe_mean_ns;	/* the last finished probe's mean gap (0: none) */
 	u32 probe_base_ns;	/* what that mean was compared with */
 };
@@ -314,6 +315,7 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probes_paid = 0;
 	p->probe_contended = 0;
 	p->probe_slept = false;
+	p->probe_late = false;
 	p->probe_mean_ns = 0;
 	p->probe_base_ns = 0;
 }
@@ -576,12 +578,16 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 		 * Longer than the probe's window (the hard cap), or its
 		 * window ended by contention: slept through, and the wait
 		 * after it counts as for the gaps it is compared with
-		 * (cost_on_path).
+		 * (cost_on_path); unless the window, ended, still caught it
+		 * (sqcq_policy_late()).
 		 */
-		p->probe_sum += capped + (c->cost_on_path &&
-					  (gap_ns > c->spin_max_ns ||
-					   p->probe_slept) ? p->cost_ns : 0);
+		bool slept = !p->probe_late &&
+			     (gap_ns > c->spin_max_ns || p->probe_slept);
+
+		p->probe_sum += capped + (c->cost_on_path && slept ?
+					  p->cost_ns : 0);
 		p->probe_slept = false;
+		p->probe_late = false;
 	} else if (p->probed_ns) {
 		sqcq_probed_age(p, capped);
 	} else if (c->measured) {
@@ -671,7 +677,8 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	/*
 	 * A probe's window ended (the caller sleeps), not the probe: its
 	 * gap is slept through and counts the wait after it as the gaps it
-	 * is compared with do.  A probe whose windows are all contended
+	 * is compared with do, unless the caller finds requests waiting
+	 * (sqcq_policy_late()).  A probe whose windows are all contended
 	 * pays only if the gaps themselves came shorter; one window
 	 * contended now and then (an idle vCPU's slice on the worker's
 	 * CPU) does not throw away what the others measured.  The budget
@@ -686,6 +693,25 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 	if (b < SQCQ_GROW_START_NS)
 		b = 0;
 	p->budget_ns = b > c->spin_min_ns ? b : c->spin_min_ns;
+}
+
+/**
+ * sqcq_policy_late - a window that ran out while the poller was off its CPU
+ *	caught its work late
+ * @p: policy state
+ *
+ * Call when the poller, back on its CPU after its window's end (after a
+ * give-way, a preemption or contention, sqcq_policy_contended()), finds
+ * requests waiting, before the gap they end is learnt.  The gap ends at
+ * that catch, so it shows all the requests' wait: during a probe it
+ * counts as it is, however long, not as slept through (a gap slept
+ * through ends at the kick, before the wait for the woken side, which is
+ * why that one counts the wait on top).
+ */
+static inline void sqcq_policy_late(struct sqcq_policy *p)
+{
+	if (p->probe)
+		p->probe_late = true;
 }
 
 /**
@@ -721,6 +747,7 @@ static inline bool sqcq_policy_probe(struct sqcq_policy *p,
 	p->probe = SQCQ_PROBE_GAPS;
 	p->probe_sum = 0;
 	p->probe_slept = false;
+	p->probe_late = false;
 	p->probes++;
 	p->budget_ns = sqcq_policy_ceiling(p, c);	/* the hard cap */
 	return true;
