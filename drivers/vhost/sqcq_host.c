@@ -393,13 +393,19 @@ static void sqcq_sleep(struct vhost_sqcq_vq *sv, bool need_wakeup)
  * empty->work transition.  After a sleep the request came with its kick:
  * the gap ends there, not after the wakeup (which would add the sleep's
  * own cost to every gap, and with the measured ceiling make each one too
- * long to spin for).
+ * long to spin for).  Any other gap the poll caught itself, in its window
+ * or late, back from a give-way after the window's end: it ends now and
+ * shows all the wait (a probe counts it as it is, sqcq_policy_late()).
  */
 static void sqcq_work_found(struct vhost_sqcq_vq *sv)
 {
 	if (sv->empty_since) {
-		u64 at = sv->kicked_at ?: ktime_get_mono_fast_ns();
+		u64 at = sv->kicked_at;
 
+		if (!at) {
+			at = ktime_get_mono_fast_ns();
+			sqcq_policy_late(&sv->policy);
+		}
 		sqcq_policy_sample(&sv->policy, &sv->params,
 				   at > sv->empty_since ? at - sv->empty_since : 0);
 	}
@@ -500,14 +506,11 @@ static void sqcq_back(struct vhost_sqcq_vq *sv, struct vhost_virtqueue *vq)
 	sv->gave_way = false;
 	/*
 	 * (Judged with requests waiting too: beside a CPU-bound task they
-	 * nearly always are.  Their gap ends now and shows their wait: a
-	 * probe counts it as it is, sqcq_policy_late().)
+	 * nearly always are.  Their gap ends at this late catch and shows
+	 * their wait: sqcq_work_found().)
 	 */
-	if (!sv->deadline || !sqcq_window_lost(sv, now, now - sv->gave_at))
-		return;
-	if (sqcq_avail_pending(vq))
-		sqcq_policy_late(&sv->policy);
-	else
+	if (sv->deadline && sqcq_window_lost(sv, now, now - sv->gave_at) &&
+	    !sqcq_avail_pending(vq))
 		sv->deadline = now;	/* (spent: NEED_WAKEUP next) */
 }
 
@@ -604,8 +607,7 @@ static enum sqcq_spin sqcq_spin(struct vhost_sqcq_dev *sd,
 		sw = READ_ONCE(current->nivcsw);
 		now = ktime_get_mono_fast_ns();
 		if (sw != switches) {
-			if (sqcq_window_lost(sv, now, now - prev) && found)
-				sqcq_policy_late(&sv->policy);
+			sqcq_window_lost(sv, now, now - prev);
 			sv->crowded = false;	/* (the other task ran) */
 		} else {	/* (not preempted since the last look) */
 			WRITE_ONCE(sv->spin_ns, sv->spin_ns + (now - prev));
@@ -1039,6 +1041,7 @@ void vhost_sqcq_dev_init(struct vhost_sqcq_dev *sd, struct vhost_dev *dev,
 	for (i = first_vq; i < dev->nvqs; i++) {
 		sv = ops->vq_state(dev->vqs[i]);
 		sv->busy_cpu = -1;
+		atomic_set(&sv->runs, 0);
 		sqcq_forget(sv);
 	}
 	if (sd->features)

@@ -17,12 +17,14 @@ struct vhost_virtqueue;
  * struct vhost_sqcq_vq - per-virtqueue polling state, embedded by the device
  * @on: poll this vq; written by vhost_sqcq_sync() under vq->mutex, read
  *	by the vq's worker
+ * @runs: runs of the kick work begun since the vq's last run ended: 1, a
+ *	run in progress; more, runs came meanwhile (requeue when it ends).
+ *	Written by every run, on two workers while VHOST_ATTACH_VRING_WORKER
+ *	moves the vq (sqcq_enter()).
  *
  * Every other field belongs to the run of the vq's kick work, one at a
  * time (sqcq_enter()); the counters are also read, racily, by debugfs.
  *
- * @runs: runs of the kick work begun since the vq's last run ended: 1, a
- *	run in progress; more, runs came meanwhile (requeue when it ends)
  * @active: the worker is polling this vq (it saw @on and has not handed
  *	the vq back to the kick path yet)
  * @notify_off: guest notifications were left disabled by a polled service

@@ -11,7 +11,8 @@
  * The policy learns the *gap*: the time from a poller finding its ring empty
  * to the next piece of work arriving.  It keeps an exponential moving
  * average of the gap (EMA, newest sample weighted 1/2^weight_shift) and sets
- * the spin budget to mult x EMA, clamped to [spin_min, spin_max].  When the
+ * the spin budget to mult x EMA, clamped to [spin_min, spin_max] (and above
+ * spin_min, the floor, which does not spin, while spinning pays).  When the
  * predicted gap is longer than spin_max, spinning would rarely catch the
  * next request and would only take CPU from the vCPUs and the backend, so
  * the budget drops to spin_min: the poller then sleeps almost at once and
@@ -153,7 +154,7 @@ struct sqcq_policy {
 	u32 probes_paid;	/* of those, that paid (probed_ns) */
 	u32 probe_contended;	/* probe windows that contention ended */
 	bool probe_slept;	/* the probe's current gap is slept through */
-	bool probe_late;	/* ... no: its window caught it late */
+	bool probe_late;	/* ... caught: as it is (sqcq_policy_late()) */
 	u32 probe_mean_ns;	/* the last finished probe's mean gap (0: none) */
 	u32 probe_base_ns;	/* what that mean was compared with */
 };
@@ -366,14 +367,16 @@ static inline u32 sqcq_policy_target(const struct sqcq_policy *p,
 	 */
 	if (p->ema_ns > max || p->hit < (SQCQ_HIT_ONE >> SQCQ_HIT_MIN_SHIFT))
 		return c->spin_min_ns;
+	/* No room above the floor: a floor at the ceiling turns spinning off. */
+	if (max <= c->spin_min_ns)
+		return c->spin_min_ns;
 	t = p->ema_ns * c->mult;	/* <= 2^32 * 16: no overflow */
 	/*
 	 * Gaps this short pay most: the shortest budget that spins (one at
-	 * the floor does not, sqcq_policy_spins()), unless the ceiling is at
-	 * the floor or under it (a floor at the ceiling turns spinning off).
+	 * the floor does not, sqcq_policy_spins()).
 	 */
 	if (t <= c->spin_min_ns)
-		return c->spin_min_ns < max ? c->spin_min_ns + 1 : c->spin_min_ns;
+		return c->spin_min_ns + 1;
 	if (t > max)
 		return max;
 	return (u32)t;
@@ -696,17 +699,17 @@ static inline void sqcq_policy_contended(struct sqcq_policy *p,
 }
 
 /**
- * sqcq_policy_late - a window that ran out while the poller was off its CPU
- *	caught its work late
+ * sqcq_policy_late - the next gap learnt was caught, not ended by a wakeup
  * @p: policy state
  *
- * Call when the poller, back on its CPU after its window's end (after a
- * give-way, a preemption or contention, sqcq_policy_contended()), finds
- * requests waiting, before the gap they end is learnt.  The gap ends at
- * that catch, so it shows all the requests' wait: during a probe it
- * counts as it is, however long, not as slept through (a gap slept
- * through ends at the kick, before the wait for the woken side, which is
- * why that one counts the wait on top).
+ * Call right before sqcq_policy_sample() for a gap that no wakeup ended:
+ * the poller, spinning or back on its CPU (after a give-way, a preemption
+ * or contention, sqcq_policy_contended(), even after its window's end),
+ * found the work itself.  The gap ends at that catch, so it shows all the
+ * work's wait: during a probe it counts as it is, however long, not as
+ * slept through (a gap slept through ends at the wakeup's cause, before
+ * the wait for the woken side, which is why that one counts the wait on
+ * top, cost_on_path).
  */
 static inline void sqcq_policy_late(struct sqcq_policy *p)
 {

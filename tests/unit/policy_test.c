@@ -122,6 +122,16 @@ static void test_floor_short_gaps(void)
 	CHECK(!sqcq_policy_spins(&p, &c),
 	      "a floor at the ceiling still turns spinning off (budget %u ns)",
 	      p.budget_ns);
+	/* A measured ceiling (2 x 40 us) under the floor: the floor. */
+	sqcq_params_set(&c, 100, SQCQ_SPIN_MAX_AUTO);
+	sqcq_params_cap(&c, SQCQ_IDLE_TIMEOUT_NS);
+	sqcq_policy_init(&p, &c);
+	sqcq_policy_cost(&p, &c, 40000);
+	for (i = 0; i < 200; i++)
+		sqcq_policy_sample(&p, &c, 60000);
+	CHECK(p.budget_ns == c.spin_min_ns && !sqcq_policy_spins(&p, &c),
+	      "a measured ceiling under the floor: the budget stays at the floor (%u ns)",
+	      p.budget_ns);
 }
 
 static void test_shrink_after_idle(void)

@@ -1366,9 +1366,10 @@ static void worker_moves(const char *wwpn)
 	}
 	/*
 	 * Spinning before every move: the short gaps of this loop keep the
-	 * budget at the 100 ms floor, not under it.  (Before, their target
-	 * fell to the floor, which does not spin: asleep from the ninth
-	 * move on, and most moves found no run to race.)
+	 * budget just above the 100 ms floor (a ns), where it spins.
+	 * (Before, their target fell to the floor itself, which does not
+	 * spin: asleep from the ninth move on, and most moves found no run
+	 * to race.)
 	 */
 	check(ok && awake == moves,
 	      "the vq moved between workers %u and %u %d times, spinning before %d of the %d moves: after each, %s",
