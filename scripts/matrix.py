@@ -315,8 +315,10 @@ def write_report(out, summary):
                     "that caught work, the CPU spent spinning on an empty ring (% of one CPU, "
                     "all queues), and the probes started from the floor in the cell (a few gaps "
                     "at the ceiling, to see whether spinning shortens them), of which paid (then spun up "
-                    "to 1 ms), the host's probe windows that contention ended, and its naps for a task "
-                    "waiting beside the spin.  SQ: the host's pollers; "
+                    "to 1 ms), the host's probe windows that contention ended, the share of the cell's "
+                    "gaps learnt with the hard cap as the ceiling ('probed': in a probe or under a paid "
+                    "one; 0 under a fixed ceiling, which allows no probes), "
+                    "and the host's naps for a task waiting beside the spin.  SQ: the host's pollers; "
                     "CQ: the guest's.\n\n" + budgets + "\n")
         if idle:
             f.write("\n## Idle cost\n\n" + "".join(f"- {x}\n" for x in idle))

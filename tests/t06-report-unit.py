@@ -501,6 +501,7 @@ class MatrixArgs(unittest.TestCase):
             st["poller"] = {"pollers": 1, "budget_ns": 250000 * (i + 1), "window_ns": 250000,
                             "cost_ns": 400000, "caught": 3 * (i + 1), "sleeps": 1, "probes": 2,
                             "probes_paid": 1, "probe_contended": i, "naps": 3 * i,
+                            "gaps": 100, "gaps_probed": 25 * (i + 1),
                             "spin_ns": 500000000 * (i + 1), "seconds": 10.0}
             # (a guest module without spin_ns: no figure)
             st["guest_poller"] = {"pollers": 2, "budget_ns": 0, "window_ns": 0, "caught": 0, "sleeps": 4,
@@ -510,7 +511,8 @@ class MatrixArgs(unittest.TestCase):
         self.assertEqual(len(lines), 3, md)
         self.assertTrue(lines[0].startswith("| test | mode | SQ budget us | SQ window us |"))
         self.assertEqual(lines[2], f"| {TESTS[0]} | sqcq-poll | 375 [250-500] | 250 | 400 | 0.80 [0.75-0.86] "
-                         "| 7.5 [5.0-10.0] | 2 | 1 | 0 [0-1] | 2 [0-3] | 0 | 0 | - | 0.00 | - | - | - |")
+                         "| 7.5 [5.0-10.0] | 2 | 1 | 0 [0-1] | 0.38 [0.25-0.50] | 2 [0-3] | 0 | 0 | - | 0.00 | - | - "
+                         "| - | - |")
         self.assertEqual(R.budget_markdown(rounds_run({"baseline": [100]}), ["baseline"], TESTS[:1]), "")
 
 

@@ -930,7 +930,7 @@ static u32 sqcq_window_now(struct vhost_sqcq_vq *sv)
 static int sqcq_stats_show(struct seq_file *m, void *v)
 {
 	struct vhost_sqcq_dev *sd = m->private;
-	u64 sum[15] = {}, ema = 0, most = 0, work;
+	u64 sum[17] = {}, ema = 0, most = 0, work;
 	u32 cost = 0, window = 0, probed = 0, slept = 0, dev = 0;
 	u32 pmean = 0, pbase = 0;
 	struct vhost_sqcq_vq *sv;
@@ -955,6 +955,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		sum[12] += READ_ONCE(sv->gave_ways);
 		sum[13] += READ_ONCE(sv->spin_ns);
 		sum[14] += READ_ONCE(sv->naps);
+		sum[15] += READ_ONCE(sv->policy.gaps);
+		sum[16] += READ_ONCE(sv->policy.gaps_probed);
 		awake |= READ_ONCE(sv->active) && !READ_ONCE(sv->asleep);
 		work = READ_ONCE(sv->work);
 		if (work >= most) {
@@ -990,6 +992,8 @@ static int sqcq_stats_show(struct seq_file *m, void *v)
 		   sum[0], sum[1], sum[2], sum[2]);
 	seq_printf(m, "gave_way %llu\nspin_ns %llu\nnaps %llu\n", sum[12],
 		   sum[13], sum[14]);
+	/* Gaps learnt, and of those at the hard cap (a probe, a paid one). */
+	seq_printf(m, "gaps %llu\ngaps_probed %llu\n", sum[15], sum[16]);
 	seq_printf(m, "contended %llu\nbusy_ns %llu\nidle_ns %llu\nyields %llu\ncaught %llu\nsteered %llu\nprobes %llu\nprobes_paid %llu\nprobe_contended %llu\n",
 		   sum[3], sum[4], sum[5], sum[6], sum[7], sum[8], sum[9], sum[10],
 		   sum[11]);

@@ -594,7 +594,7 @@ static const char * const sqcq_state_names[] = {
 struct sqcq_counts {
 	u64 reaped, irqs, irqs_inline, polls, empty_polls;
 	u64 sleeps, wakeups, wakeups_by_irq, cost_wakeups, yields, caught, spin_ns;
-	u64 probes, probes_paid;
+	u64 probes, probes_paid, gaps, gaps_probed;
 };
 
 static void sqcq_counts_add(struct sqcq_counts *c,
@@ -614,6 +614,8 @@ static void sqcq_counts_add(struct sqcq_counts *c,
 	c->spin_ns += READ_ONCE(p->spin_ns);
 	c->probes += READ_ONCE(p->policy.probes);
 	c->probes_paid += READ_ONCE(p->policy.probes_paid);
+	c->gaps += READ_ONCE(p->policy.gaps);
+	c->gaps_probed += READ_ONCE(p->policy.gaps_probed);
 }
 
 static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
@@ -626,6 +628,7 @@ static void sqcq_counts_show(struct seq_file *m, const struct sqcq_counts *c)
 		   c->wakeups, c->wakeups_by_irq, c->cost_wakeups);
 	seq_printf(m, "yields %llu\ncaught %llu\nspin_ns %llu\nprobes %llu\nprobes_paid %llu\n",
 		   c->yields, c->caught, c->spin_ns, c->probes, c->probes_paid);
+	seq_printf(m, "gaps %llu\ngaps_probed %llu\n", c->gaps, c->gaps_probed);
 }
 
 /*

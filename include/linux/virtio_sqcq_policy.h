@@ -150,6 +150,8 @@ struct sqcq_policy {
 	u32 probed_ns;		/* what the last paid probe saved per gap (0: none) */
 	u32 probe_pays;		/* paid probes in a row, <= SQCQ_PROBE_BACKOFF_MAX */
 	u64 probed_left_ns;	/* gap time left before probed_ns expires */
+	u64 gaps;		/* gaps learnt (a counter, for debugfs) */
+	u64 gaps_probed;	/* of those, in a probe or under a paid one */
 	u32 probes;		/* probes started (a counter, for debugfs) */
 	u32 probes_paid;	/* of those, that paid (probed_ns) */
 	u32 probe_contended;	/* probe windows that contention ended */
@@ -315,6 +317,8 @@ static inline void sqcq_policy_init(struct sqcq_policy *p,
 	p->probes = 0;
 	p->probes_paid = 0;
 	p->probe_contended = 0;
+	p->gaps = 0;
+	p->gaps_probed = 0;
 	p->probe_slept = false;
 	p->probe_late = false;
 	p->probe_mean_ns = 0;
@@ -576,6 +580,10 @@ static inline void sqcq_policy_sample(struct sqcq_policy *p,
 	u64 capped = gap_ns < cap ? gap_ns : cap;
 
 	sqcq_probe_unconfigured(p, c);
+	/* (how many gaps a probe, or a paid one's ceiling, saw) */
+	p->gaps++;
+	if (p->probe || p->probed_ns)
+		p->gaps_probed++;
 	if (p->probe) {
 		/*
 		 * Longer than the probe's window (the hard cap), or its

@@ -32,6 +32,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("sq_probes", "SQ probes from the floor (in the cell)", "{:,.0f}"),
            ("sq_probes_paid", "SQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
            ("sq_probe_contended", "SQ probe windows that contention ended", "{:,.0f}"),
+           ("sq_probed_share", "SQ share of the gaps under the hard cap as ceiling (a probe, a paid one; 0 at a fixed ceiling)", "{:.2f}"),
            ("sq_naps", "SQ naps for a task waiting beside the spin", "{:,.0f}"),
            ("sq_probe_mean_us", "SQ last probe's mean gap, us", "{:,.0f}"),
            ("sq_probe_base_us", "SQ gaps it was compared with, us", "{:,.0f}"),
@@ -42,6 +43,7 @@ METRICS = [("iops", "IOPS", "{:,.0f}"), ("bw_mib", "bandwidth MiB/s", "{:,.1f}")
            ("cq_spin_pct", "CQ spin CPU % (time spinning on an empty ring)", "{:.1f}"),
            ("cq_probes", "CQ probes from the floor (in the cell)", "{:,.0f}"),
            ("cq_probes_paid", "CQ probes that paid (then a 1 ms ceiling)", "{:,.0f}"),
+           ("cq_probed_share", "CQ share of the gaps under the hard cap as ceiling (a probe, a paid one; 0 at a fixed ceiling)", "{:.2f}"),
            ("cq_probe_mean_us", "CQ last probe's mean gap, us", "{:,.0f}"),
            ("cq_probe_base_us", "CQ gaps it was compared with, us", "{:,.0f}")]
 
@@ -85,6 +87,14 @@ def value(st, field):
         # task waiting beside the spin (older modules: none).
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         return p.get(field[3:]) if p.get("pollers") else None
+    if field in ("sq_probed_share", "cq_probed_share"):
+        # The share of the cell's gaps learnt in a probe or under a paid
+        # probe's ceiling (older modules: none; a poller that handed back
+        # during the cell reset its counters: none either).
+        p = st.get("poller" if field[0] == "s" else "guest_poller", {})
+        if not p.get("pollers") or p.get("gaps", 0) <= 0 or p.get("gaps_probed", 0) < 0:
+            return None
+        return p.get("gaps_probed", 0) / p["gaps"]
     if field in ("sq_wakeups", "sq_sleeps", "cq_wakeups", "cq_sleeps"):
         p = st.get("poller" if field[0] == "s" else "guest_poller", {})
         ios = st.get("ios")
@@ -249,10 +259,12 @@ def test_tables_markdown(summary, modes, tests, ref=REF):
 # The compact per-cell table of what the pollers settled on.
 BUDGETS = [("sq_budget_us", "SQ budget us"), ("sq_window_us", "SQ window us"), ("sq_cost_us", "SQ cost us"),
            ("sq_caught", "SQ caught"), ("sq_spin_pct", "SQ spin CPU %"), ("sq_probes", "SQ probes"), ("sq_probes_paid", "SQ paid"),
-           ("sq_probe_contended", "SQ probe windows contended"), ("sq_naps", "SQ naps"),
+           ("sq_probe_contended", "SQ probe windows contended"), ("sq_probed_share", "SQ probed"),
+           ("sq_naps", "SQ naps"),
            ("cq_budget_us", "CQ budget us"),
            ("cq_window_us", "CQ window us"), ("cq_cost_us", "CQ cost us"), ("cq_caught", "CQ caught"),
-           ("cq_spin_pct", "CQ spin CPU %"), ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid")]
+           ("cq_spin_pct", "CQ spin CPU %"), ("cq_probes", "CQ probes"), ("cq_probes_paid", "CQ paid"),
+           ("cq_probed_share", "CQ probed")]
 
 
 def budget_markdown(summary, modes, tests):
@@ -272,7 +284,8 @@ def budget_markdown(summary, modes, tests):
                 continue
             txt = []
             for (f, _), v in zip(BUDGETS, figs):
-                fmt = "{:.2f}" if f.endswith("caught") else "{:.1f}" if f.endswith("pct") else "{:,.0f}"
+                fmt = ("{:.2f}" if f.endswith(("caught", "share")) else "{:.1f}" if f.endswith("pct")
+                       else "{:,.0f}")
                 txt.append("-" if v is None else fmt.format(v[0])
                            + (f" [{fmt.format(v[1])}-{fmt.format(v[2])}]" if v[1] != v[2] else ""))
             out.append(f"| {t} | {m} | " + " | ".join(txt) + " |")

@@ -112,8 +112,9 @@ static void test_floor_short_gaps(void)
 		off += i >= 40 && !sqcq_policy_spins(&p, &c);
 	}
 	CHECK(off == 0 && sqcq_policy_spins(&p, &c) &&
-	      sqcq_policy_window(&p, &c, 1000000) > c.spin_min_ns,
-	      "5 us gaps under a 100 us floor spin, at the floor (budget %u ns, %d of 160 not spinning)",
+	      sqcq_policy_window(&p, &c, 1000000) > c.spin_min_ns &&
+	      p.gaps == 200 && p.gaps_probed == 0,
+	      "5 us gaps under a 100 us floor spin, at the floor (budget %u ns, %d of 160 not spinning; a fixed ceiling: no gap probed)",
 	      p.budget_ns, off);
 	sqcq_params_set(&c, 1000, 1000);
 	sqcq_policy_init(&p, &c);
@@ -898,6 +899,9 @@ static void test_probe(void)
 	CHECK(r.tail_caught * 10 >= r.tail_gaps * 9 && sqcq_policy_spins(&p, &c),
 	      "with probes: spinning within 100 ms, then %d of %d gaps caught (>= 90%%)",
 	      r.tail_caught, r.tail_gaps);
+	CHECK(p.gaps == (u64)r.gaps && p.gaps_probed > 0 && p.gaps_probed < p.gaps,
+	      "the gaps a probe or its paid ceiling saw are counted, those before not: %llu of %llu (%d learnt)",
+	      (unsigned long long)p.gaps_probed, (unsigned long long)p.gaps, r.gaps);
 	CHECK(p.probes == 1 && p.probes_paid == 1 && p.probed_ns == 750000 &&
 	      sqcq_policy_ceiling(&p, &c) == c.spin_max_ns,
 	      "one probe, paid: it saved 750 us a gap, the ceiling is the hard cap (%u)",
@@ -1088,6 +1092,12 @@ static void test_probe(void)
 	      verdict_policy.probe_base_ns == 1450000,
 	      "debugfs shows why: the probe's mean gap (%u) against the gaps slept through (%u), the wait in both",
 	      verdict_policy.probe_mean_ns, verdict_policy.probe_base_ns);
+	CHECK(probe_verdict(1200000, 0, 800000, true) &&
+	      verdict_policy.gaps == SQCQ_PROBE_GAPS &&
+	      verdict_policy.gaps_probed == SQCQ_PROBE_GAPS,
+	      "and how much of the traffic the hard cap saw: %llu of %llu gaps",
+	      (unsigned long long)verdict_policy.gaps_probed,
+	      (unsigned long long)verdict_policy.gaps);
 
 	/* The workload's own gaps, 0.1-1.5 ms: spinning shortens none. */
 	sqcq_policy_init(&p, &c);
