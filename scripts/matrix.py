@@ -5,7 +5,7 @@ Usage: matrix.py [--profile quick|full] [--modes M,M] [--tests T,T]
                  [--runtime S] [--repeats N] [--noise|--no-noise]
                  [--backstore fileio|rd_mcp|null_blk|block:/dev/X] [--allow-writes]
                  [--role auto|vm|local] [--host-params P] [--guest-params P]
-                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US] [--host-ab US] [--pin]
+                 [--vcpus N] [--host-vcpus N] [--no-ceiling] [--fixed-ceiling US] [--host-ab US] [--ab US] [--pin]
                  [--guest-kernel NAME|DIR] [--out DIR]
        matrix.py --report DIR
 
@@ -39,6 +39,13 @@ lines give MODE over MODE@hostUSus per round.  Baseline's guest runs each
 test twice too (baseline@again): the same cell back to back, the noise
 such a pair sees.  --host-ab 0 is the policy against no host spinning at
 all (every kick runs upstream's handler).
+
+--ab US is --host-ab US on both sides: before each arm the guest's
+virtio_sqcq ceiling is set too (read at each window, as the host's is),
+so the variant (MODE@USus) is --fixed-ceiling's, run in the same guest
+seconds apart.  The 'untuned' lines then pair each default cell with the
+baseline of its round and with its own guest's other arm: a guest's boot
+moved a mode's IOPS by up to a third here, more than the rule's 10%.
 
 Profiles and tests live in bench/matrix.toml, modes in bench/modes.toml.
 A test is named RW-qdQD-njNJ (e.g. randread-qd1-nj1), with -burst when
@@ -210,16 +217,28 @@ def check_args(a, matrix, modes):
         if err:
             sys.exit(f"matrix: {err}")
     variants = {}
-    if a.fixed_ceiling is not None:
-        if not 1 <= a.fixed_ceiling <= P.SPIN_MAX_US_LIMIT:
-            sys.exit(f"matrix: --fixed-ceiling {a.fixed_ceiling} out of range (1..{P.SPIN_MAX_US_LIMIT} us)")
+
+    def both_sides(flag, us, lo, what_for):
+        """--fixed-ceiling and --ab: US in range, no sqcq_spin_max_us of
+        the run's own on either side, and {mode: MODE@USus}."""
+        if not lo <= us <= P.SPIN_MAX_US_LIMIT:
+            sys.exit(f"matrix: {flag} {us} out of range ({lo}..{P.SPIN_MAX_US_LIMIT} us)")
         for params, what in ((a.host_params, "--host-params"), (a.guest_params, "--guest-params")):
             if "sqcq_spin_max_us=" in params:
-                sys.exit(f"matrix: --fixed-ceiling sets sqcq_spin_max_us for its variants; {what} "
+                sys.exit(f"matrix: {flag} sets sqcq_spin_max_us for {what_for}; {what} "
                          f"'{params}' sets it for every mode: give one or the other")
-        variants = {m: f"{m}@{a.fixed_ceiling}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
-        if not variants:
-            sys.exit(f"matrix: --fixed-ceiling: none of the modes {','.join(mode_list)} polls")
+        out = {m: f"{m}@{us}us" for m in mode_list if modes["modes"][m].get("sqcq_poll")}
+        if not out:
+            sys.exit(f"matrix: {flag}: none of the modes {','.join(mode_list)} polls")
+        return out
+    if a.fixed_ceiling is not None:
+        variants = both_sides("--fixed-ceiling", a.fixed_ceiling, 1, "its variants")
+    ab = getattr(a, "ab", None)
+    if ab is not None:
+        if a.fixed_ceiling is not None or getattr(a, "host_ab", None) is not None:
+            sys.exit("matrix: --ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: "
+                     "give one of them")
+        variants = both_sides("--ab", ab, 0, "its arms, and auto for the others")
     host_ab = getattr(a, "host_ab", None)
     if host_ab is not None:
         if a.fixed_ceiling is not None:
@@ -285,6 +304,9 @@ def write_report(out, summary):
                 + (f", every mode with a host poller also ran each test with the host's ceiling at "
                    f"{summary['host_ab_us']} us in the same guest, back to back, which first alternating "
                    f"(MODE@host{summary['host_ab_us']}us)" if summary.get("host_ab_us") is not None else "")
+                + (f", every polling mode also ran each test with its spin ceiling at {summary['ab_us']} us "
+                   f"on both sides in the same guest, back to back, which first alternating "
+                   f"(MODE@{summary['ab_us']}us)" if summary.get("ab_us") is not None else "")
                 + f"{', baseline run twice per round (noise)' if noise else ''}"
                 + (", each guest's vCPU N pinned to the host's CPU N, its I/O threads to the host's last CPU, "
                    "one-job fio to the guest's vCPU 0 (--pin)" if summary.get("pinned") else "")
@@ -352,20 +374,31 @@ def host_ceiling_step(value, tag):
             "cmd": f'echo {value} > {f} && test "$(cat {f})" = {value}'}
 
 
-def ab_steps(steps, ceiling, ab_us, rnd):
+def guest_ceiling_step(value, tag):
+    """A guest step setting virtio_sqcq's spin ceiling (read at each
+    window and wakeup decision), and reading it back (matrix.py --ab)."""
+    f = "/sys/module/virtio_sqcq/parameters/sqcq_spin_max_us"
+    return {"name": f"{R.GUEST_CEILING_STEP}{value}-{tag}", "type": "sh", "timeout": 30,
+            "cmd": f'echo {value} > {f} && test "$(cat {f})" = {value}'}
+
+
+def ab_steps(steps, ceiling, ab_us, rnd, guest=False):
     """--host-ab: each fio step twice, back to back, once at the run's host
     ceiling (CEILING) and once at AB_US (the step named TEST@hostUSus,
     rounds.samples() files it under MODE@hostUSus); the arm that goes
     first alternates per test and per round, and the run's ceiling is set
-    again after the last."""
+    again after the last.  GUEST (--ab): the guest's ceiling is set with
+    the host's, and the arm is TEST@USus."""
+    def ceiling_steps(value, tag):
+        return [host_ceiling_step(value, tag)] + ([guest_ceiling_step(value, tag)] if guest else [])
     out = []
     for i, st in enumerate(steps):
-        arms = [(ceiling, st), (str(ab_us), dict(st, name=f"{st['name']}@host{ab_us}us"))]
+        arms = [(ceiling, st), (str(ab_us), dict(st, name=f"{st['name']}@{'' if guest else 'host'}{ab_us}us"))]
         if (rnd + i) % 2 == 0:
             arms.reverse()
         for value, fio in arms:
-            out += [host_ceiling_step(value, i), fio]
-    return out + [host_ceiling_step(ceiling, "end")]
+            out += ceiling_steps(value, i) + [fio]
+    return out + ceiling_steps(ceiling, "end")
 
 
 def again_steps(steps):
@@ -408,7 +441,8 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
     host's ceiling before it boots, the variant's or the run's (the module
     parameter is read at each spin window, so it changes between guests).
     """
-    host_ab = getattr(a, "host_ab", None)
+    ab = getattr(a, "ab", None)
+    host_ab = ab if ab is not None else getattr(a, "host_ab", None)
     groups = [[m, variants[m]] if m in variants else [m] for m in mode_list]
     run_modes = [x for grp in groups for x in grp]
     if host_ab is not None:
@@ -437,7 +471,7 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
                                          extra=test_extra(t) + (fio_cpus(t, smp) if a.pin else []))}
                      for t in tests]
             if host_ab is not None and m in variants:
-                steps = ab_steps(steps, host_ceiling, host_ab, r)
+                steps = ab_steps(steps, host_ceiling, host_ab, r, guest=ab is not None)
             elif host_ab is not None and m == R.REF:
                 steps = again_steps(steps)
             if getattr(a, "warmup", 0):
@@ -446,7 +480,7 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
                 steps.insert(0, P.pin_step())
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
             name = f"r{r}-{m}"
-            fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of else ""
+            fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of and a.fixed_ceiling is not None else ""
             g = P.guest(name, setup, modes, steps, guest_params=" ".join(filter(None, (a.guest_params, fixed))))
             g["continue_after_failure"] = True
             if variants:
@@ -505,6 +539,9 @@ def main():
     ap.add_argument("--host-ab", type=int, metavar="US",
                     help="run each test of every host-polling mode twice in the same guest, back to back: "
                     "at the run's host ceiling and at US (MODE@hostUSus), which first alternating")
+    ap.add_argument("--ab", type=int, metavar="US",
+                    help="--host-ab US with the guest's ceiling set too: each test of every polling mode at "
+                    "auto and at US on both sides (MODE@USus), in the same guest, which first alternating")
     ap.add_argument("--guest-kernel", metavar="NAME|DIR",
                     help="boot the nested guests on a kernel of 'make kernel' (guest: the series "
                     "built in, no module loading), built first if it is not; default Debian's")
@@ -622,7 +659,7 @@ def main():
     g0 = plan["guests"][0] if plan["guests"] else {}
     summary.update(guests=guests_map, backstore=a.backstore, rounds=repeats, profile=a.profile,
                    runtime=runtime, role=summary.get("role", a.role), modes=run_modes, tests=names,
-                   variants=variants, fixed_ceiling_us=a.fixed_ceiling, host_ab_us=a.host_ab, pinned=a.pin, rotated=True,
+                   variants=variants, fixed_ceiling_us=a.fixed_ceiling, host_ab_us=a.host_ab, ab_us=a.ab, pinned=a.pin, rotated=True,
                    noise=noise, warnings=warnings, guest_vcpus=g0.get("smp"), guest_kernel=guest_release(),
                    host_params=a.host_params, guest_params=a.guest_params, argv=sys.argv)
     summary["cells"] = R.result_cells(summary, run_modes, names, a.backstore)

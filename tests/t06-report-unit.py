@@ -290,7 +290,17 @@ class MatrixArgs(unittest.TestCase):
              (["--host-ab", "300", "--host-params", "sqcq_spin_max_us=300"],
               "--host-ab 300 is the ceiling --host-params 'sqcq_spin_max_us=300' sets for the run"),
              (["--host-ab", "0", "--modes", "baseline,poll-queue"],
-              "--host-ab: none of the modes baseline,poll-queue has a host poller")]
+              "--host-ab: none of the modes baseline,poll-queue has a host poller"),
+             (["--ab", "1000", "--fixed-ceiling", "1000"],
+              "--ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: give one of them"),
+             (["--ab", "1000", "--host-ab", "0"],
+              "--ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: give one of them"),
+             (["--ab", "2000000"], "--ab 2000000 out of range (0..1000000 us)"),
+             (["--ab", "1000", "--guest-params", "sqcq_spin_max_us=50"],
+              "--ab sets sqcq_spin_max_us for its arms, and auto for the others; --guest-params "
+              "'sqcq_spin_max_us=50' sets it for every mode"),
+             (["--ab", "1000", "--modes", "baseline,poll-queue"],
+              "--ab: none of the modes baseline,poll-queue polls")]
 
     def test_bad_args(self):
         import argparse
@@ -307,7 +317,7 @@ class MatrixArgs(unittest.TestCase):
                                    fixed_ceiling=None)
             for k, v in zip(argv[::2], argv[1::2]):
                 setattr(a, k[2:].replace("-", "_"),
-                        int(v) if k in ("--repeats", "--runtime", "--fixed-ceiling", "--host-ab") else v)
+                        int(v) if k in ("--repeats", "--runtime", "--fixed-ceiling", "--host-ab", "--ab") else v)
             with self.assertRaises(SystemExit, msg=argv) as e:
                 matrix.check_args(a, mx, P.load_modes())
             self.assertIn(msg, str(e.exception), argv)
@@ -387,24 +397,30 @@ class MatrixArgs(unittest.TestCase):
             self.assertEqual([x for x in w["steps"] if x["name"] != matrix.WARMUP], g["steps"])
             self.assertFalse(RD.CELL.match(matrix.WARMUP))  # never a cell of the report
 
-    def test_host_ab_plan(self):
-        # --host-ab: no guest of its own for the variant; each test runs
-        # twice in the mode's guest, the host's ceiling set before each
-        # arm, which arm first alternating per test and per round.
+    @staticmethod
+    def ab_plan(**kw):
+        """matrix.check_args() and round_guests() for 2 rounds without
+        noise: (a, modes, variants, run modes, guests, where)."""
         import argparse
         import tomllib as T
         import matrix
         from harness import plan as P
         with open(os.path.join(TOP, "bench", "matrix.toml"), "rb") as f:
             mx = T.load(f)
-        a = argparse.Namespace(profile="quick", modes="baseline,sqcq-host", tests="randread-qd1-nj1,randread-qd32-nj1",
-                               vcpus=None, host_vcpus=None, repeats=2, runtime=None, noise=False, backstore=None,
-                               host_params="", guest_params="", allow_writes=False, role="auto",
-                               fixed_ceiling=None, host_ab=0, pin=True)
+        a = argparse.Namespace(profile="quick", vcpus=None, host_vcpus=None, repeats=2, runtime=None, noise=False,
+                               backstore=None, host_params="", guest_params="", allow_writes=False, role="auto",
+                               fixed_ceiling=None, **kw)
         md = P.load_modes()
         modes, tests, runtime, repeats, noise, variants = matrix.check_args(a, mx, md)
+        return (variants,) + matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
+
+    def test_host_ab_plan(self):
+        # --host-ab: no guest of its own for the variant; each test runs
+        # twice in the mode's guest, the host's ceiling set before each
+        # arm, which arm first alternating per test and per round.
+        variants, run, guests, where = self.ab_plan(modes="baseline,sqcq-host",
+                                                    tests="randread-qd1-nj1,randread-qd32-nj1", host_ab=0, pin=True)
         self.assertEqual(variants, {"sqcq-host": "sqcq-host@host0us"})
-        run, guests, where = matrix.round_guests(a, md, modes, variants, tests, runtime, repeats, noise)
         self.assertEqual(run, ["baseline", "baseline@again", "sqcq-host", "sqcq-host@host0us"])
         self.assertEqual([g["name"] for g in guests], ["r1-baseline", "r1-sqcq-host", "r2-sqcq-host", "r2-baseline"])
         by = {g["name"]: g for g in guests}
@@ -463,6 +479,55 @@ class MatrixArgs(unittest.TestCase):
         s["steps"].append({"guest": "r2-sqcq-host", "step": "boot", "ok": False, "error": "no login"})
         s["steps"] = [x for x in s["steps"] if not (x["guest"] == "r2-sqcq-host" and x["step"] != "boot")]
         self.assertFalse(RD.samples(s)[("randread-qd32-nj1", "sqcq-host@host0us")][2]["ok"])
+
+    def test_ab_plan(self):
+        # --ab: --host-ab with the guest's ceiling set after the host's
+        # before each arm; the arm is MODE@USus, and the untuned rule
+        # pairs the default with it (in its own guest) and with baseline.
+        variants, run, guests, where = self.ab_plan(modes="baseline,sqcq-poll", tests="randread-qd1-nj1",
+                                                    host_ab=None, ab=1000, pin=False)
+        self.assertEqual(variants, {"sqcq-poll": "sqcq-poll@1000us"})
+        self.assertEqual(run, ["baseline", "baseline@again", "sqcq-poll", "sqcq-poll@1000us"])
+        by = {g["name"]: g for g in guests}
+        names = [st["name"] for st in by["r1-sqcq-poll"]["steps"] if not st.get("setup")]
+        self.assertEqual(names, ["host-ceiling-auto-0", "guest-ceiling-auto-0", "randread-qd1-nj1",
+                                 "host-ceiling-1000-0", "guest-ceiling-1000-0", "randread-qd1-nj1@1000us",
+                                 "host-ceiling-auto-end", "guest-ceiling-auto-end", "idle-after-io"])
+        st = {x["name"]: x for x in by["r1-sqcq-poll"]["steps"]}
+        self.assertEqual(st["guest-ceiling-1000-0"]["type"], "sh")  # in the guest
+        self.assertEqual(st["guest-ceiling-1000-0"]["cmd"],
+                         "echo 1000 > /sys/module/virtio_sqcq/parameters/sqcq_spin_max_us && "
+                         'test "$(cat /sys/module/virtio_sqcq/parameters/sqcq_spin_max_us)" = 1000')
+        self.assertEqual({g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests}, {"auto"})
+        self.assertFalse(any("sqcq_spin_max_us" in (g.get("guest_params") or "") for g in guests))
+        steps = []
+        for g in guests:
+            for x in g["steps"]:
+                ok = {"guest": g["name"], "step": x["name"], "ok": True}
+                if x["type"] == "fio":
+                    r = where[g["name"]]["round"]
+                    ok.update(ios=1000, iops=100.0 if g["name"].endswith("baseline")
+                              else 180.0 if "@" not in x["name"] else 200.0 * r)
+                steps.append(ok)
+        s = {"steps": steps, "guests": where, "variants": variants, "host_ab_us": None, "ab_us": 1000,
+             "tests": ["randread-qd1-nj1"]}
+        samp = RD.samples(s)
+        self.assertEqual(sorted(samp), sorted(("randread-qd1-nj1", m) for m in run))
+        u = R.untuned_lines(s, s["tests"])
+        self.assertEqual(u[0], RD.UNTUNED_RULE + RD.UNTUNED_AB + ":")
+        # round 1: 180 / max(100, 200), round 2: 180 / max(100, 400)
+        self.assertEqual(u[1], "  sqcq-poll against max(baseline, sqcq-poll@1000us): FAILS in randread-qd1-nj1: "
+                         "randread-qd1-nj1 0.68x [0.45-0.90]")
+        self.assertEqual(R.ab_lines(s, s["tests"])[:2], [
+            RD.AB_RULE_BOTH + ":", "  sqcq-poll / sqcq-poll@1000us: randread-qd1-nj1 0.68x [0.45-0.90]"])
+        # a guest ceiling that was not set fails the arm after it
+        bad = json.loads(json.dumps(s))
+        x = next(x for x in bad["steps"] if x["guest"] == "r1-sqcq-poll" and x["step"] == "guest-ceiling-1000-0")
+        x.update(ok=False, error="exited 1")
+        cell = RD.samples(bad)[("randread-qd1-nj1", "sqcq-poll@1000us")][1]
+        self.assertFalse(cell["ok"])
+        self.assertIn("the guest's ceiling was not set for it (guest-ceiling-1000-0: exited 1)", cell["error"])
+        self.assertTrue(RD.samples(bad)[("randread-qd1-nj1", "sqcq-poll")][1]["ok"])  # set before it
 
     def test_burst_cells_counted(self):
         # The bursty test's cells are measured cells like the others (the

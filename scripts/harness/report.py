@@ -3,7 +3,7 @@ recorded data).  Every figure is a median over the run's interleaved
 rounds with its min and max; ratios to baseline are paired per round
 (scripts/harness/rounds.py)."""
 from . import rounds as RD
-from .rounds import AGAIN, CEILING_STEP, HOST, NOISE, REF  # noqa: F401 (used by callers)
+from .rounds import AGAIN, CEILING_STEP, GUEST_CEILING_STEP, HOST, NOISE, REF  # noqa: F401 (used by callers)
 
 # The main table's per-I/O and CPU columns (medians over rounds).
 COLS = [("p99_us", "p99 us", "{:,.0f}"),
@@ -188,20 +188,21 @@ def untuned_lines(summary, tests, ref=REF):
     if not variants or summary.get("host_ab_us") is not None:
         return []
     samp = RD.samples(summary)
-    return [RD.UNTUNED_RULE + ":"] + [f"  {RD.untuned_line(samp, m, v, tests, ref)}"
-                                      for m, v in variants.items()]
+    rule = RD.UNTUNED_RULE + (RD.UNTUNED_AB if summary.get("ab_us") is not None else "")
+    return [rule + ":"] + [f"  {RD.untuned_line(samp, m, v, tests, ref)}" for m, v in variants.items()]
 
 
 def ab_lines(summary, tests):
     """With matrix.py --host-ab: the rule, then one line per host-polling
     mode: its IOPS over its variant's in the same guest, paired per round."""
     variants = summary.get("variants") or {}
-    if summary.get("host_ab_us") is None or not variants:
+    both = summary.get("ab_us") is not None
+    if (summary.get("host_ab_us") is None and not both) or not variants:
         return []
     samp = RD.samples(summary)
     again = [f"  {RD.ab_line(samp, REF, REF + RD.AGAIN, tests)}"] if any(
         (t, REF + RD.AGAIN) in samp for t in tests) else []
-    return [RD.AB_RULE + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()] + again
+    return [(RD.AB_RULE_BOTH if both else RD.AB_RULE) + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()] + again
 
 
 def test_tables_markdown(summary, modes, tests, ref=REF):

@@ -13,13 +13,16 @@ from statistics import median
 # Measured cells: '<rw>-qd<QD>-nj<NJ>', '-burst' for a bursty one (an older
 # run's repeats: '#<k>').
 # matrix.py --host-ab runs a second arm of a cell in the same guest: one
-# ending in '@host<US>us' is the cell of the variant MODE@host<US>us; one
+# ending in '@host<US>us' is the cell of the variant MODE@host<US>us (with
+# --ab, '@<US>us': MODE@<US>us, the ceiling at US on both sides); one
 # ending in '@again' (baseline's guest) is baseline's cell run again,
 # BASELINE@again, the in-guest noise.
-CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(@host\d+us|@again)?(#\d+)?$")
+CELL = re.compile(r"^\w+-qd\d+-nj\d+(-burst)?(@host\d+us|@\d+us|@again)?(#\d+)?$")
 AGAIN = "@again"
-# ... and sets the host's ceiling before each arm in a step named so.
+# ... and sets the host's ceiling before each arm in a step named so (and
+# with --ab the guest's, in a step named so).
 CEILING_STEP = "host-ceiling-"
+GUEST_CEILING_STEP = "guest-ceiling-"
 REF = "baseline"
 # The second baseline run of each round (matrix.py --noise): baseline
 # against baseline shows how big a difference must be to mean anything.
@@ -61,9 +64,13 @@ def samples(summary):
     out, broken, tests = {}, {}, list(summary.get("tests", []))
     arms, unset = {}, {}  # {mode: {"@host0us", ...}}; {guest: a failed ceiling step}
     for st in summary.get("steps", []):
-        if st["step"].startswith(CEILING_STEP):
-            # An arm after a ceiling that was not set ran at another one.
-            unset[st["guest"]] = None if st.get("ok") else f"{st['step']}: {st.get('error', 'failed')}"
+        if st["step"].startswith((CEILING_STEP, GUEST_CEILING_STEP)):
+            # An arm after a ceiling that was not set ran at another one
+            # (the host's and the guest's are set one after the other).
+            if not st.get("ok"):
+                unset[st["guest"]] = f"{st['step']}: {st.get('error', 'failed')}"
+            elif st["step"].startswith(CEILING_STEP):
+                unset[st["guest"]] = None
         if not CELL.match(st["step"]):
             if st["step"] in GUEST_FAILURES and not st.get("ok") and st.get("guest") not in ("-", HOST):
                 broken.setdefault(st["guest"], f"{st['step']}: {st.get('error', 'failed')}")
@@ -76,7 +83,8 @@ def samples(summary):
         if at:
             arms.setdefault(mode, set()).add(at + arm)
         if unset.get(st["guest"]):
-            st = dict(st, ok=False, error=f"the host's ceiling was not set for it ({unset[st['guest']]})")
+            st = dict(st, ok=False, error=f"the {'guest' if unset[st['guest']].startswith(GUEST_CEILING_STEP) else 'host'}'s "
+                      f"ceiling was not set for it ({unset[st['guest']]})")
         out.setdefault((test, mode + at + arm), {})[rnd] = st
     # (--host-ab: a broken guest's second arms fail with it)
     for name, err in broken.items():
@@ -206,9 +214,14 @@ def untuned_line(samp, mode, variant, tests, ref=REF):
 
 
 # matrix.py --host-ab: MODE over MODE@host<US>us, each pair seconds apart
-# in one guest, paired per round.
+# in one guest, paired per round (--ab: MODE over MODE@<US>us, both sides).
 AB_RULE = ("in-guest A/B: each host-polling mode over its variant at the other host ceiling, "
            "the two cells back to back in the same guest, median paired ratio [min-max] over rounds")
+AB_RULE_BOTH = ("in-guest A/B: each polling mode over its variant at the other ceiling on both sides, "
+                "the two cells back to back in the same guest, median paired ratio [min-max] over rounds")
+# (matrix.py --ab: the fixed ceiling's cells are the other arm in each
+# default guest, not a guest of their own)
+UNTUNED_AB = "; the fixed ceiling run in the same guest as the default, back to back (--ab)"
 
 
 def ab_line(samp, mode, variant, tests):
