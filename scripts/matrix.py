@@ -217,6 +217,10 @@ def check_args(a, matrix, modes):
         if err:
             sys.exit(f"matrix: {err}")
     variants = {}
+    ab = getattr(a, "ab", None)
+    if ab is not None and (a.fixed_ceiling is not None or getattr(a, "host_ab", None) is not None):
+        sys.exit("matrix: --ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: "
+                 "give one of them")
 
     def both_sides(flag, us, lo, what_for):
         """--fixed-ceiling and --ab: US in range, no sqcq_spin_max_us of
@@ -233,11 +237,7 @@ def check_args(a, matrix, modes):
         return out
     if a.fixed_ceiling is not None:
         variants = both_sides("--fixed-ceiling", a.fixed_ceiling, 1, "its variants")
-    ab = getattr(a, "ab", None)
     if ab is not None:
-        if a.fixed_ceiling is not None or getattr(a, "host_ab", None) is not None:
-            sys.exit("matrix: --ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: "
-                     "give one of them")
         variants = both_sides("--ab", ab, 0, "its arms, and auto for the others")
     host_ab = getattr(a, "host_ab", None)
     if host_ab is not None:
@@ -388,7 +388,10 @@ def ab_steps(steps, ceiling, ab_us, rnd, guest=False):
     rounds.samples() files it under MODE@hostUSus); the arm that goes
     first alternates per test and per round, and the run's ceiling is set
     again after the last.  GUEST (--ab): the guest's ceiling is set with
-    the host's, and the arm is TEST@USus."""
+    the host's, and the arm is TEST@USus.  An arm and the ceilings set
+    for it are a group: an arm the emulator's reset spoils runs again on
+    a fresh boot with them (hostrole.rerun_after_emulator_reset()), which
+    matters for the guest's, lost with the guest."""
     def ceiling_steps(value, tag):
         return [host_ceiling_step(value, tag)] + ([guest_ceiling_step(value, tag)] if guest else [])
     out = []
@@ -397,7 +400,7 @@ def ab_steps(steps, ceiling, ab_us, rnd, guest=False):
         if (rnd + i) % 2 == 0:
             arms.reverse()
         for value, fio in arms:
-            out += ceiling_steps(value, i) + [fio]
+            out += [dict(x, group=f"ab-{i}-{value}") for x in ceiling_steps(value, i) + [fio]]
     return out + ceiling_steps(ceiling, "end")
 
 

@@ -293,6 +293,8 @@ class MatrixArgs(unittest.TestCase):
               "--host-ab: none of the modes baseline,poll-queue has a host poller"),
              (["--ab", "1000", "--fixed-ceiling", "1000"],
               "--ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: give one of them"),
+             (["--ab", "5", "--fixed-ceiling", "0"],
+              "--ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: give one of them"),
              (["--ab", "1000", "--host-ab", "0"],
               "--ab adds a variant of each polling mode, as --fixed-ceiling and --host-ab do: give one of them"),
              (["--ab", "2000000"], "--ab 2000000 out of range (0..1000000 us)"),
@@ -500,6 +502,19 @@ class MatrixArgs(unittest.TestCase):
                          'test "$(cat /sys/module/virtio_sqcq/parameters/sqcq_spin_max_us)" = 1000')
         self.assertEqual({g["vhost_scsi_set"]["sqcq_spin_max_us"] for g in guests}, {"auto"})
         self.assertFalse(any("sqcq_spin_max_us" in (g.get("guest_params") or "") for g in guests))
+        # an arm and its ceilings are a group: an emulator's reset in the
+        # arm runs them again on the fresh boot, the guest's ceiling too
+        self.assertEqual([st[n].get("group") for n in ("host-ceiling-1000-0", "guest-ceiling-1000-0",
+                                                       "randread-qd1-nj1@1000us", "randread-qd1-nj1")],
+                         ["ab-0-1000", "ab-0-1000", "ab-0-1000", "ab-0-auto"])
+        from harness import hostrole
+        todo = [x for x in by["r1-sqcq-poll"]["steps"] if not x.get("setup")]
+        done = [{"step": x["name"], "ok": True} for x in todo[:5]]
+        done.append({"step": "randread-qd1-nj1@1000us", "ok": False, "error": "reset", "emulator": "a triple fault"})
+        hostrole.rerun_after_emulator_reset(done, todo)
+        self.assertEqual([x["step"] for x in done[3:]], ["host-ceiling-1000-0-emulator-reset",
+                                                        "guest-ceiling-1000-0-emulator-reset",
+                                                        "randread-qd1-nj1@1000us-emulator-reset"])
         steps = []
         for g in guests:
             for x in g["steps"]:
@@ -526,7 +541,12 @@ class MatrixArgs(unittest.TestCase):
         x.update(ok=False, error="exited 1")
         cell = RD.samples(bad)[("randread-qd1-nj1", "sqcq-poll@1000us")][1]
         self.assertFalse(cell["ok"])
-        self.assertIn("the guest's ceiling was not set for it (guest-ceiling-1000-0: exited 1)", cell["error"])
+        self.assertEqual("the guest's ceiling was not set for it (guest-ceiling-1000-0: exited 1)", cell["error"])
+        x = next(x for x in bad["steps"] if x["guest"] == "r1-sqcq-poll" and x["step"] == "host-ceiling-1000-0")
+        x.update(ok=False, error="exited 2")  # both sides: both named
+        self.assertEqual(RD.samples(bad)[("randread-qd1-nj1", "sqcq-poll@1000us")][1]["error"],
+                         "the host's ceiling was not set for it (host-ceiling-1000-0: exited 2); "
+                         "the guest's ceiling was not set for it (guest-ceiling-1000-0: exited 1)")
         self.assertTrue(RD.samples(bad)[("randread-qd1-nj1", "sqcq-poll")][1]["ok"])  # set before it
 
     def test_burst_cells_counted(self):

@@ -62,15 +62,13 @@ def samples(summary):
         m = GUEST.match(name)
         return (m.group(2), int(m.group(1))) if m else (name, int(rep or 1))
     out, broken, tests = {}, {}, list(summary.get("tests", []))
-    arms, unset = {}, {}  # {mode: {"@host0us", ...}}; {guest: a failed ceiling step}
+    # {mode: {"@host0us", ...}}; {(guest, side): its failed ceiling step}
+    arms, unset = {}, {}
     for st in summary.get("steps", []):
-        if st["step"].startswith((CEILING_STEP, GUEST_CEILING_STEP)):
-            # An arm after a ceiling that was not set ran at another one
-            # (the host's and the guest's are set one after the other).
-            if not st.get("ok"):
-                unset[st["guest"]] = f"{st['step']}: {st.get('error', 'failed')}"
-            elif st["step"].startswith(CEILING_STEP):
-                unset[st["guest"]] = None
+        for side, prefix in (("host", CEILING_STEP), ("guest", GUEST_CEILING_STEP)):
+            if st["step"].startswith(prefix):
+                # An arm after a ceiling that was not set ran at another one.
+                unset[st["guest"], side] = None if st.get("ok") else f"{st['step']}: {st.get('error', 'failed')}"
         if not CELL.match(st["step"]):
             if st["step"] in GUEST_FAILURES and not st.get("ok") and st.get("guest") not in ("-", HOST):
                 broken.setdefault(st["guest"], f"{st['step']}: {st.get('error', 'failed')}")
@@ -82,9 +80,10 @@ def samples(summary):
         mode, rnd = where(st["guest"], rep)
         if at:
             arms.setdefault(mode, set()).add(at + arm)
-        if unset.get(st["guest"]):
-            st = dict(st, ok=False, error=f"the {'guest' if unset[st['guest']].startswith(GUEST_CEILING_STEP) else 'host'}'s "
-                      f"ceiling was not set for it ({unset[st['guest']]})")
+        why = [f"the {side}'s ceiling was not set for it ({unset[st['guest'], side]})"
+               for side in ("host", "guest") if unset.get((st["guest"], side))]
+        if why:
+            st = dict(st, ok=False, error="; ".join(why))
         out.setdefault((test, mode + at + arm), {})[rnd] = st
     # (--host-ab: a broken guest's second arms fail with it)
     for name, err in broken.items():
