@@ -483,7 +483,7 @@ def round_guests(a, modes, mode_list, variants, tests, runtime, repeats, noise):
                 steps.insert(0, P.pin_step())
             steps.append({"name": "idle-after-io", "type": "idle", "settle": 2, "seconds": 2})
             name = f"r{r}-{m}"
-            fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of and a.fixed_ceiling is not None else ""
+            fixed = f"sqcq_spin_max_us={a.fixed_ceiling}" if m in base_of else ""
             g = P.guest(name, setup, modes, steps, guest_params=" ".join(filter(None, (a.guest_params, fixed))))
             g["continue_after_failure"] = True
             if variants:

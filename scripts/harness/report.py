@@ -202,7 +202,8 @@ def ab_lines(summary, tests):
     samp = RD.samples(summary)
     again = [f"  {RD.ab_line(samp, REF, REF + RD.AGAIN, tests)}"] if any(
         (t, REF + RD.AGAIN) in samp for t in tests) else []
-    return [(RD.AB_RULE_BOTH if both else RD.AB_RULE) + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()] + again
+    rule = RD.AB_RULE_BOTH if both else RD.AB_RULE
+    return [rule + ":"] + [f"  {RD.ab_line(samp, m, v, tests)}" for m, v in variants.items()] + again
 
 
 def test_tables_markdown(summary, modes, tests, ref=REF):

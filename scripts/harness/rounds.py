@@ -217,7 +217,8 @@ def untuned_line(samp, mode, variant, tests, ref=REF):
 AB_RULE = ("in-guest A/B: each host-polling mode over its variant at the other host ceiling, "
            "the two cells back to back in the same guest, median paired ratio [min-max] over rounds")
 AB_RULE_BOTH = ("in-guest A/B: each polling mode over its variant at the other ceiling on both sides "
-                "(the guest's where it polls), the two cells back to back in the same guest, median paired ratio [min-max] over rounds")
+                "(the guest's where it polls), the two cells back to back in the same guest, "
+                "median paired ratio [min-max] over rounds")
 # (matrix.py --ab: the fixed ceiling's cells are the other arm in each
 # default guest, not a guest of their own)
 UNTUNED_AB = "; the fixed ceiling run in the same guest as the default, back to back (--ab)"
